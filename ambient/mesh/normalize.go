@@ -1,0 +1,186 @@
+package mesh
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Normalize sorts every list of the snapshot into its canonical order and fills apiVersion/kind, so
+// that equal mesh states encode to equal bytes whatever order they were observed in.
+func (s *Snapshot) Normalize() {
+	s.APIVersion, s.Kind = APIVersion, SnapshotKind
+	sort.Slice(s.Revisions, func(i, j int) bool {
+		a, b := s.Revisions[i], s.Revisions[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	for i := range s.Revisions {
+		sort.Strings(s.Revisions[i].TrustedZtunnelAccounts)
+	}
+	sort.Slice(s.Tags, func(i, j int) bool { return s.Tags[i].Name < s.Tags[j].Name })
+	sort.Slice(s.Injectors, func(i, j int) bool { return s.Injectors[i].Name < s.Injectors[j].Name })
+	for i := range s.Injectors {
+		sort.Strings(s.Injectors[i].Webhooks)
+		sort.Strings(s.Injectors[i].Selects)
+	}
+	if s.CNI != nil {
+		sortNodePods(s.CNI.Pods)
+	}
+	sort.Slice(s.Ztunnels, func(i, j int) bool {
+		return s.Ztunnels[i].Namespace+"/"+s.Ztunnels[i].Name < s.Ztunnels[j].Namespace+"/"+s.Ztunnels[j].Name
+	})
+	for i := range s.Ztunnels {
+		sortNodePods(s.Ztunnels[i].Pods)
+		sort.Strings(s.Ztunnels[i].NodeAffinity)
+	}
+	sort.Slice(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) })
+	for i := range s.Gateways {
+		sortVersions(s.Gateways[i].Versions)
+	}
+	sort.Slice(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name })
+	sort.Slice(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) })
+	for i := range s.Workloads {
+		sort.Strings(s.Workloads[i].Nodes)
+		sortVersions(s.Workloads[i].ProxyVersions)
+	}
+	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
+	for i := range s.Nodes {
+		t := s.Nodes[i].Taints
+		sort.Slice(t, func(a, b int) bool {
+			return t[a].Key+"="+t[a].Value+":"+t[a].Effect < t[b].Key+"="+t[b].Value+":"+t[b].Effect
+		})
+	}
+	sort.Slice(s.PodDisruptionBudgets, func(i, j int) bool {
+		return refLess(s.PodDisruptionBudgets[i].Ref(), s.PodDisruptionBudgets[j].Ref())
+	})
+	sort.Slice(s.Policies, func(i, j int) bool { return refLess(s.Policies[i].Ref(), s.Policies[j].Ref()) })
+	for i := range s.Policies {
+		sort.Strings(s.Policies[i].L7)
+		sort.Strings(s.Policies[i].PortModes)
+		sort.Strings(s.Policies[i].Hosts)
+	}
+	sort.Slice(s.HelmReleases, func(i, j int) bool {
+		return s.HelmReleases[i].Namespace+"/"+s.HelmReleases[i].Name < s.HelmReleases[j].Namespace+"/"+s.HelmReleases[j].Name
+	})
+	sort.Slice(s.CRDs, func(i, j int) bool { return s.CRDs[i].Name < s.CRDs[j].Name })
+	sort.Strings(s.Observation.Skipped)
+}
+
+func sortNodePods(p []NodePod) {
+	sort.Slice(p, func(i, j int) bool {
+		if p[i].Node != p[j].Node {
+			return p[i].Node < p[j].Node
+		}
+		return p[i].Pod < p[j].Pod
+	})
+}
+
+func sortVersions(v []Version) { sort.Slice(v, func(i, j int) bool { return v[i].Less(v[j]) }) }
+
+func refLess(a, b ObjectRef) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
+	return a.Name < b.Name
+}
+
+// fingerprintView is the part of a snapshot a plan depends on. Pod counts and readiness change all
+// the time and are re-checked by the executor step by step; what is here must not change between
+// planning and applying.
+type fingerprintView struct {
+	Kubernetes      string              `json:"k"`
+	Revisions       []string            `json:"r"`
+	Tags            []string            `json:"t"`
+	DefaultRevision string              `json:"d"`
+	CNI             string              `json:"c"`
+	Ztunnels        []string            `json:"z"`
+	Gateways        []string            `json:"g"`
+	Namespaces      []string            `json:"n"`
+	Nodes           []string            `json:"o"`
+	Releases        []string            `json:"h"`
+	Trust           map[string][]string `json:"a"`
+}
+
+// Fingerprint returns a stable hash ("sha256:<hex>") of the parts of the snapshot a plan is built on:
+// Kubernetes version, revisions and their versions, tags, the default revision, CNI and ztunnel
+// identities and versions, gateways and their owners, namespace mesh labels, node names and Helm
+// release revisions. A plan carries it; the executor refuses to apply a plan whose cluster no longer
+// has the same fingerprint.
+func (s *Snapshot) Fingerprint() string {
+	c := s
+	v := fingerprintView{Kubernetes: c.Cluster.KubernetesVersion.MinorString(), DefaultRevision: c.DefaultRevision, Trust: map[string][]string{}}
+	for _, r := range c.Revisions {
+		v.Revisions = append(v.Revisions, r.Namespace+"/"+r.Name+"@"+r.Version.String())
+		v.Trust[r.Name] = r.TrustedZtunnelAccounts
+	}
+	for _, t := range c.Tags {
+		v.Tags = append(v.Tags, t.Name+"->"+t.Revision)
+	}
+	if c.CNI != nil {
+		v.CNI = c.CNI.Namespace + "/" + c.CNI.Name + "@" + c.CNI.Version.String()
+	}
+	for _, z := range c.Ztunnels {
+		v.Ztunnels = append(v.Ztunnels, z.Namespace+"/"+z.Name+"@"+z.Version.String()+" sa="+z.ServiceAccount+" rev="+z.Revision)
+	}
+	for _, g := range c.Gateways {
+		v.Gateways = append(v.Gateways, g.Ref().String()+" rev="+g.Revision)
+	}
+	for _, n := range c.Namespaces {
+		b, _ := json.Marshal(n.Labels)
+		v.Namespaces = append(v.Namespaces, n.Name+string(b))
+	}
+	for _, n := range c.Nodes {
+		v.Nodes = append(v.Nodes, n.Name)
+	}
+	for _, h := range c.HelmReleases {
+		v.Releases = append(v.Releases, fmt.Sprintf("%s/%s %s-%s #%d", h.Namespace, h.Name, h.Chart, h.ChartVersion, h.Revision))
+	}
+	for _, l := range [][]string{v.Revisions, v.Tags, v.Ztunnels, v.Gateways, v.Namespaces, v.Nodes, v.Releases} {
+		sort.Strings(l)
+	}
+	for k, l := range v.Trust {
+		l = append([]string(nil), l...)
+		sort.Strings(l)
+		v.Trust[k] = l
+	}
+	b, err := json.Marshal(v)
+	if err != nil { // cannot happen: the view holds only strings
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ErrInvalidSnapshot is wrapped by errors from DecodeSnapshot.
+var ErrInvalidSnapshot = errors.New("invalid snapshot")
+
+// EncodeSnapshot writes the snapshot as YAML in canonical order.
+// The snapshot is normalized in place first.
+func EncodeSnapshot(s *Snapshot) ([]byte, error) {
+	s.Normalize()
+	return yaml.Marshal(s)
+}
+
+// DecodeSnapshot reads a snapshot written by EncodeSnapshot (YAML or JSON). Unknown fields are errors.
+func DecodeSnapshot(data []byte) (*Snapshot, error) {
+	var s Snapshot
+	if err := yaml.UnmarshalStrict(data, &s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSnapshot, err)
+	}
+	if s.APIVersion != APIVersion || s.Kind != SnapshotKind {
+		return nil, fmt.Errorf("%w: apiVersion/kind are %q/%q; want %q/%q", ErrInvalidSnapshot, s.APIVersion, s.Kind, APIVersion, SnapshotKind)
+	}
+	s.Normalize()
+	return &s, nil
+}

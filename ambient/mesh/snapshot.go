@@ -1,0 +1,565 @@
+package mesh
+
+// APIVersion is the apiVersion written on every document this library produces.
+const APIVersion = "ambientkit.io/v1alpha1"
+
+// SnapshotKind is the kind of an encoded Snapshot.
+const SnapshotKind = "MeshSnapshot"
+
+// Snapshot is everything the planners know about one mesh at one moment. Observation fills it from a
+// live cluster, from `kubectl get -o yaml` output or from the embedded demo mesh; planners read it and
+// never change it. Lists are sorted (see Normalize) so equal clusters give equal snapshots.
+type Snapshot struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+
+	// Cluster is the Kubernetes side: server version and where it was read from.
+	Cluster Cluster `json:"cluster"`
+	// Revisions are the istiod control planes, one per revision.
+	Revisions []Revision `json:"revisions,omitempty"`
+	// Tags are revision tags (istio-revision-tag-* webhook configurations and istiod-revision-tag-* Services).
+	Tags []Tag `json:"tags,omitempty"`
+	// Injectors are every sidecar-injector MutatingWebhookConfiguration, tags included.
+	Injectors []Injector `json:"injectors,omitempty"`
+	// DefaultRevision is the istio.io/rev label of ValidatingWebhookConfiguration istiod-default-validator,
+	// empty when there is none.
+	DefaultRevision string `json:"defaultRevision,omitempty"`
+	// CNI is the istio-cni node agent, nil when not installed.
+	CNI *CNI `json:"cni,omitempty"`
+	// Ztunnels are every ztunnel DaemonSet (two during a blue-green swap).
+	Ztunnels []Ztunnel `json:"ztunnels,omitempty"`
+	// Gateways are Gateway API gateways (waypoints included) and gateway-chart deployments.
+	Gateways []Gateway `json:"gateways,omitempty"`
+	// Namespaces carry their mesh labels and a summary of their pods.
+	Namespaces []Namespace `json:"namespaces,omitempty"`
+	// Workloads summarise pods by the object that owns them.
+	Workloads []Workload `json:"workloads,omitempty"`
+	// Nodes with their pool, readiness, cordon state and taints.
+	Nodes []Node `json:"nodes,omitempty"`
+	// PodDisruptionBudgets of every namespace.
+	PodDisruptionBudgets []PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
+	// Policies are Istio configuration objects that matter to ambient: AuthorizationPolicy,
+	// PeerAuthentication, RequestAuthentication, VirtualService, DestinationRule.
+	Policies []Policy `json:"policies,omitempty"`
+	// HelmReleases are the deployed releases of Istio charts, read from Helm's storage Secrets.
+	HelmReleases []HelmRelease `json:"helmReleases,omitempty"`
+	// CRDs are the Istio and Gateway API CustomResourceDefinitions.
+	CRDs []CRD `json:"crds,omitempty"`
+	// GatewayAPI summarises the installed Gateway API CRD bundle.
+	GatewayAPI GatewayAPI `json:"gatewayAPI,omitzero"`
+
+	// Observation says how the snapshot was taken. It is not part of the mesh state: it is left out of
+	// the fingerprint and of equality between sources.
+	Observation Observation `json:"observation,omitzero"`
+}
+
+// Cluster is the Kubernetes side of a snapshot.
+type Cluster struct {
+	// KubernetesVersion of the API server, zero when unknown.
+	KubernetesVersion Version `json:"kubernetesVersion,omitzero"`
+	// KubernetesVersionSource says where the version came from: "server" (discovery), "nodes" (the
+	// oldest kubelet, for offline dumps) or "" when unknown.
+	KubernetesVersionSource string `json:"kubernetesVersionSource,omitempty"`
+}
+
+// Observation records how a snapshot was taken.
+type Observation struct {
+	// Source is "live", "offline" or "demo", with detail after a colon ("offline:./dump").
+	Source string `json:"source,omitempty"`
+	// Skipped lists optional kinds that are not installed in the cluster (for example Gateway API or
+	// Karpenter); they were noticed and left out.
+	Skipped []string `json:"skipped,omitempty"`
+	// Ignored counts objects of kinds the observer does not read, by "group/Kind".
+	Ignored map[string]int `json:"ignored,omitempty"`
+	// Requests is how many API requests a live observation made.
+	Requests int `json:"requests,omitempty"`
+}
+
+// ObjectRef names a Kubernetes object.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String prints "Kind namespace/name" or "Kind name".
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// Revision is one istiod control plane.
+type Revision struct {
+	// Name is the istio.io/rev label of the istiod Deployment: "default" for a non-revisioned install.
+	Name string `json:"name"`
+	// Namespace istiod runs in.
+	Namespace string `json:"namespace"`
+	// Deployment is the istiod Deployment's name ("istiod" or "istiod-<rev>").
+	Deployment string `json:"deployment"`
+	// Version from the discovery container's image tag.
+	Version Version `json:"version,omitzero"`
+	// Image is the discovery container image as written.
+	Image string `json:"image,omitempty"`
+	// Replicas desired, ready and updated; ObservedCurrent is true when status reflects the latest spec.
+	Replicas        int32 `json:"replicas"`
+	ReadyReplicas   int32 `json:"readyReplicas"`
+	UpdatedReplicas int32 `json:"updatedReplicas"`
+	ObservedCurrent bool  `json:"observedCurrent"`
+	// Ambient is true when PILOT_ENABLE_AMBIENT is "true".
+	Ambient bool `json:"ambient,omitempty"`
+	// TrustedZtunnelAccounts is CA_TRUSTED_NODE_ACCOUNTS split into "namespace/serviceaccount" entries.
+	TrustedZtunnelAccounts []string `json:"trustedZtunnelAccounts,omitempty"`
+	// TrustedAccountsUnknown is true when the variable is set from a ConfigMap or Secret the snapshot
+	// cannot read.
+	TrustedAccountsUnknown bool `json:"trustedAccountsUnknown,omitempty"`
+	// HelmRelease that installed it, when known.
+	HelmRelease string `json:"helmRelease,omitempty"`
+}
+
+// Ready reports whether the revision has at least one replica and all desired replicas are ready.
+func (r Revision) Ready() bool {
+	return r.Replicas > 0 && r.ReadyReplicas >= r.Replicas && r.ObservedCurrent
+}
+
+// Tag is a revision tag: a name that injection and gateway ownership resolve to a revision.
+type Tag struct {
+	Name string `json:"name"`
+	// Revision the tag points at (istio.io/rev label of its webhook configuration or Service).
+	Revision string `json:"revision"`
+	// Webhook is the MutatingWebhookConfiguration name (istio-revision-tag-<tag>), empty if only a
+	// Service exists.
+	Webhook string `json:"webhook,omitempty"`
+	// Service is the istiod-revision-tag-<tag> Service (Istio 1.28+), empty if none.
+	Service string `json:"service,omitempty"`
+	// ServiceNamespace is where the Service lives.
+	ServiceNamespace string `json:"serviceNamespace,omitempty"`
+	// TargetService is the Service the webhook calls ("namespace/name"), which should be the
+	// revision's istiod.
+	TargetService string `json:"targetService,omitempty"`
+}
+
+// Injector is one sidecar-injector MutatingWebhookConfiguration.
+type Injector struct {
+	Name string `json:"name"`
+	// Revision from the istio.io/rev label.
+	Revision string `json:"revision"`
+	// Tag from the istio.io/tag label, empty for a revision's own injector.
+	Tag string `json:"tag,omitempty"`
+	// Webhooks are the webhook names it holds, sorted.
+	Webhooks []string `json:"webhooks,omitempty"`
+	// TargetService is the Service the first webhook calls ("namespace/name"), or its URL.
+	TargetService string `json:"targetService,omitempty"`
+	// Selects says which labels select pods for it: "istio.io/rev=<x>" entries and, for the default
+	// injector, "istio-injection=enabled" and "sidecar.istio.io/inject=true".
+	Selects []string `json:"selects,omitempty"`
+}
+
+// DaemonSetRollout is the rollout state of a DaemonSet.
+type DaemonSetRollout struct {
+	Desired         int32 `json:"desired"`
+	Current         int32 `json:"current"`
+	Ready           int32 `json:"ready"`
+	Updated         int32 `json:"updated"`
+	Available       int32 `json:"available"`
+	ObservedCurrent bool  `json:"observedCurrent"`
+}
+
+// Complete reports whether every desired pod runs the latest template and is available.
+func (r DaemonSetRollout) Complete() bool {
+	return r.ObservedCurrent && r.Updated >= r.Desired && r.Available >= r.Desired && r.Ready >= r.Desired
+}
+
+// UpdateStrategy of a DaemonSet.
+type UpdateStrategy struct {
+	// Type is RollingUpdate or OnDelete.
+	Type           string `json:"type"`
+	MaxUnavailable string `json:"maxUnavailable,omitempty"`
+	MaxSurge       string `json:"maxSurge,omitempty"`
+}
+
+// NodePod is a node agent's pod (CNI or ztunnel) on one node.
+type NodePod struct {
+	Node    string  `json:"node"`
+	Pod     string  `json:"pod"`
+	Version Version `json:"version,omitzero"`
+	Ready   bool    `json:"ready"`
+	// Terminating is true when the pod has a deletion timestamp.
+	Terminating bool `json:"terminating,omitempty"`
+}
+
+// CNI is the istio-cni node agent.
+type CNI struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Version   Version `json:"version,omitzero"`
+	Image     string  `json:"image,omitempty"`
+	// Revision is the istio.io/rev label (labels only; the CNI is not revisioned).
+	Revision                      string           `json:"revision,omitempty"`
+	Rollout                       DaemonSetRollout `json:"rollout"`
+	UpdateStrategy                UpdateStrategy   `json:"updateStrategy"`
+	TerminationGracePeriodSeconds int64            `json:"terminationGracePeriodSeconds"`
+	// Config is the ambient part of ConfigMap istio-cni-config (AMBIENT_ENABLED, AMBIENT_DNS_CAPTURE,
+	// CURRENT_AGENT_VERSION, ...).
+	Config map[string]string `json:"config,omitempty"`
+	// Pods per node, sorted by node.
+	Pods        []NodePod `json:"pods,omitempty"`
+	HelmRelease string    `json:"helmRelease,omitempty"`
+}
+
+// Ztunnel is one ztunnel DaemonSet.
+type Ztunnel struct {
+	Namespace      string  `json:"namespace"`
+	Name           string  `json:"name"`
+	ServiceAccount string  `json:"serviceAccount"`
+	Version        Version `json:"version,omitzero"`
+	Image          string  `json:"image,omitempty"`
+	// Selector is the DaemonSet's matchLabels.
+	Selector map[string]string `json:"selector,omitempty"`
+	// NodeSelector of the pod template (kubernetes.io/os included).
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// NodeAffinity summarises required node affinity terms as "key op values" strings.
+	NodeAffinity                  []string         `json:"nodeAffinity,omitempty"`
+	UpdateStrategy                UpdateStrategy   `json:"updateStrategy"`
+	TerminationGracePeriodSeconds int64            `json:"terminationGracePeriodSeconds"`
+	Rollout                       DaemonSetRollout `json:"rollout"`
+	// Revision is the istio.io/rev annotation the chart writes when installed with a revision.
+	Revision string `json:"revision,omitempty"`
+	// XDSAddress and CAAddress are the env overrides, when set.
+	XDSAddress string `json:"xdsAddress,omitempty"`
+	CAAddress  string `json:"caAddress,omitempty"`
+	// Pods per node, sorted by node.
+	Pods        []NodePod `json:"pods,omitempty"`
+	HelmRelease string    `json:"helmRelease,omitempty"`
+}
+
+// Account is the "namespace/serviceaccount" string istiod's trust list uses.
+func (z Ztunnel) Account() string { return z.Namespace + "/" + z.ServiceAccount }
+
+// Ref names the DaemonSet.
+func (z Ztunnel) Ref() ObjectRef {
+	return ObjectRef{Kind: "DaemonSet", Namespace: z.Namespace, Name: z.Name}
+}
+
+// Gateway kinds.
+const (
+	// GatewayKindAPI is a gateway.networking.k8s.io Gateway.
+	GatewayKindAPI = "Gateway"
+	// GatewayKindDeployment is a Deployment installed with the gateway chart (injected proxyv2).
+	GatewayKindDeployment = "Deployment"
+)
+
+// Gateway is an ingress/egress gateway or a waypoint.
+type Gateway struct {
+	// Kind is GatewayKindAPI or GatewayKindDeployment.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Class is the gatewayClassName (API gateways only).
+	Class string `json:"class,omitempty"`
+	// Waypoint is true for class istio-waypoint or an istio.io/waypoint-for label.
+	Waypoint bool `json:"waypoint,omitempty"`
+	// WaypointFor is the istio.io/waypoint-for label.
+	WaypointFor string `json:"waypointFor,omitempty"`
+	// RevisionLabel is the object's own istio.io/rev label.
+	RevisionLabel string `json:"revisionLabel,omitempty"`
+	// Revision is the revision that owns it by istiod's rules, empty when none does.
+	Revision string `json:"revision,omitempty"`
+	// Versions are the proxy versions of its running pods, sorted.
+	Versions []Version `json:"versions,omitempty"`
+	// Pods and ReadyPods of its deployment.
+	Pods      int    `json:"pods"`
+	ReadyPods int    `json:"readyPods"`
+	ManagedBy string `json:"managedBy,omitempty"`
+	// HelmRelease that installed it (gateway chart), when known.
+	HelmRelease string `json:"helmRelease,omitempty"`
+}
+
+// Ref names the gateway object.
+func (g Gateway) Ref() ObjectRef {
+	return ObjectRef{Kind: g.Kind, Namespace: g.Namespace, Name: g.Name}
+}
+
+// Mesh labels on namespaces and pods.
+const (
+	LabelRev                  = "istio.io/rev"
+	LabelTag                  = "istio.io/tag"
+	LabelInjection            = "istio-injection"
+	LabelDataplaneMode        = "istio.io/dataplane-mode"
+	LabelUseWaypoint          = "istio.io/use-waypoint"
+	LabelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
+	LabelWaypointFor          = "istio.io/waypoint-for"
+	LabelSidecarInject        = "sidecar.istio.io/inject"
+	AnnotationSidecarStatus   = "sidecar.istio.io/status"
+	AnnotationRedirection     = "ambient.istio.io/redirection"
+	TaintCNINotReady          = "cni.istio.io/not-ready"
+)
+
+// MeshLabels are the namespace labels a snapshot keeps.
+var MeshLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
+
+// Namespace with its mesh labels and a summary of its pods.
+type Namespace struct {
+	Name string `json:"name"`
+	// Labels holds only the mesh labels (MeshLabels).
+	Labels map[string]string `json:"labels,omitempty"`
+	Pods   PodSummary        `json:"pods"`
+}
+
+// Ambient reports whether the namespace is labelled istio.io/dataplane-mode=ambient.
+func (n Namespace) Ambient() bool { return n.Labels[LabelDataplaneMode] == "ambient" }
+
+// PodSummary counts pods by how they join the mesh.
+type PodSummary struct {
+	Total int `json:"total"`
+	// Sidecar counts pods with an injected sidecar, by injected revision ("" when unknown).
+	Sidecar map[string]int `json:"sidecar,omitempty"`
+	// AmbientEnabled, AmbientPending: pods whose redirection annotation is enabled / pending.
+	AmbientEnabled int `json:"ambientEnabled,omitempty"`
+	AmbientPending int `json:"ambientPending,omitempty"`
+	// AmbientMissing counts pods that should be captured (ambient namespace or pod label, not opted
+	// out, no sidecar, not host network) but carry no redirection annotation.
+	AmbientMissing int `json:"ambientMissing,omitempty"`
+	// None counts pods outside the mesh.
+	None int `json:"none,omitempty"`
+}
+
+// Workload modes.
+const (
+	ModeSidecar = "sidecar"
+	ModeAmbient = "ambient"
+	ModeNone    = "none"
+	ModeMixed   = "mixed"
+)
+
+// Workload summarises the pods one controller owns (Deployment, StatefulSet, DaemonSet, Job, ...; a
+// bare pod is its own workload).
+type Workload struct {
+	Namespace string `json:"namespace"`
+	// Kind of the owner after resolving ReplicaSets to Deployments and Jobs to CronJobs where the name says so.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Labels common to all its pods (used to match PodDisruptionBudgets).
+	Labels map[string]string `json:"labels,omitempty"`
+	Pods   int               `json:"pods"`
+	Ready  int               `json:"ready"`
+	// Mode is ModeSidecar, ModeAmbient, ModeNone or ModeMixed.
+	Mode string `json:"mode"`
+	// SidecarRevisions counts pods by injected revision.
+	SidecarRevisions map[string]int `json:"sidecarRevisions,omitempty"`
+	// ProxyVersions are the injected istio-proxy versions, sorted.
+	ProxyVersions []Version `json:"proxyVersions,omitempty"`
+	// Redirection counts pods by ambient.istio.io/redirection value ("enabled", "pending").
+	Redirection map[string]int `json:"redirection,omitempty"`
+	// OptedOut counts pods labelled istio.io/dataplane-mode=none; HostNetwork those on the host network.
+	OptedOut    int `json:"optedOut,omitempty"`
+	HostNetwork int `json:"hostNetwork,omitempty"`
+	// PodRevisionLabel is the istio.io/rev label of its pods, when they share one.
+	PodRevisionLabel string `json:"podRevisionLabel,omitempty"`
+	// Nodes it has pods on, sorted.
+	Nodes []string `json:"nodes,omitempty"`
+	// LocalStorage is true when its pods mount emptyDir volumes (lost on eviction).
+	LocalStorage bool `json:"localStorage,omitempty"`
+	// GatewayName is the gateway.networking.k8s.io/gateway-name label of generated gateway pods.
+	GatewayName string `json:"gatewayName,omitempty"`
+}
+
+// Ref names the owning object.
+func (w Workload) Ref() ObjectRef {
+	return ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
+}
+
+// Stateful reports whether evicting the workload's pods loses state or work: StatefulSets, Jobs and
+// pods with local storage.
+func (w Workload) Stateful() bool {
+	return w.Kind == "StatefulSet" || w.Kind == "Job" || w.Kind == "CronJob" || w.LocalStorage
+}
+
+// Node is a cluster node.
+type Node struct {
+	Name string `json:"name"`
+	// Pool is the node group the node belongs to, from the first known pool label.
+	Pool string `json:"pool,omitempty"`
+	// PoolLabel is the label Pool was read from.
+	PoolLabel      string            `json:"poolLabel,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Ready          bool              `json:"ready"`
+	Unschedulable  bool              `json:"unschedulable,omitempty"`
+	Taints         []Taint           `json:"taints,omitempty"`
+	KubeletVersion string            `json:"kubeletVersion,omitempty"`
+}
+
+// PoolLabels are the node labels that name a node pool, in the order they are tried.
+var PoolLabels = []string{
+	"karpenter.sh/nodepool",
+	"eks.amazonaws.com/nodegroup",
+	"cloud.google.com/gke-nodepool",
+	"kubernetes.azure.com/agentpool",
+	"agentpool",
+	"node.kubernetes.io/pool",
+	"nodepool",
+	"pool",
+}
+
+// HasTaint reports whether the node carries a taint with the key.
+func (n Node) HasTaint(key string) bool {
+	for _, t := range n.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Taint on a node.
+type Taint struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`
+	Effect string `json:"effect"`
+}
+
+// LabelSelector is a Kubernetes label selector as data.
+type LabelSelector struct {
+	MatchLabels      map[string]string `json:"matchLabels,omitempty"`
+	MatchExpressions []SelectorTerm    `json:"matchExpressions,omitempty"`
+}
+
+// SelectorTerm is one matchExpressions entry.
+type SelectorTerm struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// Matches reports whether labels satisfy the selector. A nil selector matches nothing, an empty one
+// everything (as for PodDisruptionBudgets in policy/v1).
+func (s *LabelSelector) Matches(labels map[string]string) bool {
+	if s == nil {
+		return false
+	}
+	for k, v := range s.MatchLabels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, t := range s.MatchExpressions {
+		v, has := labels[t.Key]
+		switch t.Operator {
+		case "In":
+			if !has || !contains(t.Values, v) {
+				return false
+			}
+		case "NotIn":
+			if has && contains(t.Values, v) {
+				return false
+			}
+		case "Exists":
+			if !has {
+				return false
+			}
+		case "DoesNotExist":
+			if has {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PodDisruptionBudget as the drain planner needs it.
+type PodDisruptionBudget struct {
+	Namespace          string         `json:"namespace"`
+	Name               string         `json:"name"`
+	Selector           *LabelSelector `json:"selector,omitempty"`
+	MinAvailable       string         `json:"minAvailable,omitempty"`
+	MaxUnavailable     string         `json:"maxUnavailable,omitempty"`
+	DisruptionsAllowed int32          `json:"disruptionsAllowed"`
+	CurrentHealthy     int32          `json:"currentHealthy"`
+	DesiredHealthy     int32          `json:"desiredHealthy"`
+	ExpectedPods       int32          `json:"expectedPods"`
+}
+
+// Ref names the budget.
+func (p PodDisruptionBudget) Ref() ObjectRef {
+	return ObjectRef{Kind: "PodDisruptionBudget", Namespace: p.Namespace, Name: p.Name}
+}
+
+// Policy is an Istio configuration object relevant to ambient.
+type Policy struct {
+	// Kind: AuthorizationPolicy, PeerAuthentication, RequestAuthentication, VirtualService, DestinationRule.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// RevisionLabel is the object's istio.io/rev label: only that revision processes it.
+	RevisionLabel string `json:"revisionLabel,omitempty"`
+	// Action of an AuthorizationPolicy (ALLOW when unset).
+	Action string `json:"action,omitempty"`
+	// HasSelector / HasTargetRefs: how the policy attaches (selector: ztunnel or sidecar; targetRefs:
+	// waypoint or gateway).
+	HasSelector   bool `json:"hasSelector,omitempty"`
+	HasTargetRefs bool `json:"hasTargetRefs,omitempty"`
+	// L7 lists the L7 attributes an AuthorizationPolicy uses (methods, paths, request principals, ...),
+	// sorted; empty means L4 only.
+	L7 []string `json:"l7,omitempty"`
+	// Mode of a PeerAuthentication (STRICT, PERMISSIVE, DISABLE, UNSET) and port-level modes "port=MODE".
+	Mode      string   `json:"mode,omitempty"`
+	PortModes []string `json:"portModes,omitempty"`
+	// Hosts of a VirtualService or DestinationRule.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// Ref names the policy.
+func (p Policy) Ref() ObjectRef {
+	return ObjectRef{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
+}
+
+// HelmRelease is a deployed release of an Istio chart.
+type HelmRelease struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Chart is the chart name (base, istiod, cni, ztunnel, gateway, ...).
+	Chart        string `json:"chart"`
+	ChartVersion string `json:"chartVersion"`
+	AppVersion   string `json:"appVersion,omitempty"`
+	// Revision is Helm's release revision number.
+	Revision int    `json:"revision"`
+	Status   string `json:"status"`
+	// Values are the user-supplied values (helm get values).
+	Values map[string]any `json:"values,omitempty"`
+}
+
+// CRD is a CustomResourceDefinition of Istio or the Gateway API.
+type CRD struct {
+	Name string `json:"name"`
+	// Group of the CRD (from the name).
+	Group string `json:"group"`
+	// Labels and Annotations keep only what ownership and bundle checks read: app.kubernetes.io/*,
+	// helm.sh/*, meta.helm.sh/*, gateway.networking.k8s.io/*.
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// StoredVersions from status, when read.
+	StoredVersions []string `json:"storedVersions,omitempty"`
+}
+
+// GatewayAPI summarises the Gateway API CRDs.
+type GatewayAPI struct {
+	// Installed is true when gateways.gateway.networking.k8s.io exists.
+	Installed bool `json:"installed,omitempty"`
+	// BundleVersion is the gateway.networking.k8s.io/bundle-version annotation ("v1.4.0"), the oldest
+	// one when CRDs disagree.
+	BundleVersion string `json:"bundleVersion,omitempty"`
+	// Channel is "standard" or "experimental".
+	Channel string `json:"channel,omitempty"`
+}

@@ -1,0 +1,138 @@
+package plan
+
+import "sort"
+
+// Finding codes. They are stable: tests, callers and waivers use them; messages may improve.
+const (
+	// Input and release data.
+	CodeTargetUnknown        Code = "TARGET_NOT_IN_RELEASE_DATA"
+	CodeTargetOlder          Code = "TARGET_OLDER_THAN_CURRENT"
+	CodeTargetSame           Code = "TARGET_EQUALS_CURRENT"
+	CodeVersionUnknown       Code = "COMPONENT_VERSION_UNKNOWN"
+	CodeVersionNewerThanData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
+
+	// Control plane.
+	CodeIstiodMissing              Code = "ISTIOD_MISSING"
+	CodeIstiodNotReady             Code = "ISTIOD_NOT_READY"
+	CodeControlPlaneMixed          Code = "CONTROL_PLANE_VERSIONS_MIXED"
+	CodeInPlaceSkipsMinor          Code = "IN_PLACE_SKIPS_MINOR"
+	CodeRevisionSkipsTooMany       Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
+	CodeTagRevisionMissing         Code = "TAG_REVISION_MISSING"
+	CodeNamespaceRevMissing        Code = "NAMESPACE_REVISION_MISSING"
+	CodeDefaultRevisionMissing     Code = "DEFAULT_REVISION_MISSING"
+	CodeGatewayUnowned             Code = "GATEWAY_NOT_OWNED"
+	CodeNamespaceInjectionConflict Code = "NAMESPACE_SIDECAR_AND_AMBIENT"
+
+	// Data plane against control plane.
+	CodeSidecarAhead      Code = "SIDECAR_AHEAD_OF_CONTROL_PLANE"
+	CodeSidecarBehind     Code = "SIDECAR_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeGatewayAhead      Code = "GATEWAY_AHEAD_OF_CONTROL_PLANE"
+	CodeGatewayBehind     Code = "GATEWAY_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeCNIAhead          Code = "CNI_AHEAD_OF_CONTROL_PLANE"
+	CodeCNIBehind         Code = "CNI_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeZtunnelAhead      Code = "ZTUNNEL_AHEAD_OF_CONTROL_PLANE"
+	CodeZtunnelBehind     Code = "ZTUNNEL_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeDataPlaneWouldLag Code = "DATA_PLANE_WOULD_LAG_TARGET"
+
+	// CNI.
+	CodeCNIMissing           Code = "CNI_MISSING"
+	CodeCNIRolloutIncomplete Code = "CNI_ROLLOUT_INCOMPLETE"
+	CodeCNIAmbientDisabled   Code = "CNI_AMBIENT_DISABLED"
+	CodeNodeCNINotReady      Code = "NODE_TAINTED_CNI_NOT_READY"
+	CodeNodeWithoutCNI       Code = "NODE_WITHOUT_CNI"
+
+	// ztunnel.
+	CodeZtunnelMissing             Code = "ZTUNNEL_MISSING"
+	CodeZtunnelSelectorOverlap     Code = "ZTUNNEL_SELECTOR_OVERLAP"
+	CodeZtunnelNotTrusted          Code = "ZTUNNEL_NOT_TRUSTED"
+	CodeTrustedAccountStale        Code = "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"
+	CodeTrustedAccountsUnknown     Code = "TRUSTED_ACCOUNTS_UNREADABLE"
+	CodeZtunnelRolloutIncomplete   Code = "ZTUNNEL_ROLLOUT_INCOMPLETE"
+	CodeAmbientNodeNoZtunnel       Code = "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL"
+	CodeZtunnelControlPlaneUnknown Code = "ZTUNNEL_CONTROL_PLANE_UNKNOWN"
+	CodeZtunnelRenameUnsupported   Code = "ZTUNNEL_RENAME_NEEDS_NEWER_ISTIO"
+	CodeAmbientPodsNotRedirected   Code = "AMBIENT_PODS_NOT_REDIRECTED"
+
+	// Kubernetes, support and CRDs.
+	CodeKubernetesUnsupported        Code = "KUBERNETES_UNSUPPORTED_BY_TARGET"
+	CodeKubernetesTestedOnly         Code = "KUBERNETES_ONLY_TESTED_BY_TARGET"
+	CodeKubernetesTooOld             Code = "KUBERNETES_BELOW_TARGET_MINIMUM"
+	CodeKubernetesCurrentUnsupported Code = "KUBERNETES_UNSUPPORTED_BY_CURRENT"
+	CodeKubernetesVersionUnknown     Code = "KUBERNETES_VERSION_UNKNOWN"
+	CodeSourceEndOfLife              Code = "SOURCE_END_OF_LIFE"
+	CodeTargetEndOfLife              Code = "TARGET_END_OF_LIFE"
+	CodeEndOfLifeNotChecked          Code = "END_OF_LIFE_NOT_CHECKED"
+	CodeGatewayAPIMissing            Code = "GATEWAY_API_CRDS_MISSING"
+	CodeGatewayAPITooOld             Code = "GATEWAY_API_CRDS_TOO_OLD"
+	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
+)
+
+// codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
+var codeHelp = map[Code]string{
+	CodeTargetUnknown:                "the target version is not in the release data",
+	CodeTargetOlder:                  "the target is older than the running control plane; downgrades are not planned",
+	CodeTargetSame:                   "the control plane already runs the target",
+	CodeVersionUnknown:               "a component's version could not be read from its image",
+	CodeVersionNewerThanData:         "a running version is newer than the release data knows",
+	CodeIstiodMissing:                "no istiod Deployment was found",
+	CodeIstiodNotReady:               "an istiod revision has unready replicas",
+	CodeControlPlaneMixed:            "istiod revisions run different minors",
+	CodeInPlaceSkipsMinor:            "an in-place upgrade may move one minor at a time",
+	CodeRevisionSkipsTooMany:         "a revision (canary) upgrade may move at most two minors",
+	CodeTagRevisionMissing:           "a revision tag points at a revision with no istiod",
+	CodeNamespaceRevMissing:          "a namespace's istio.io/rev names neither a revision nor a tag",
+	CodeDefaultRevisionMissing:       "istiod-default-validator names a revision with no istiod",
+	CodeGatewayUnowned:               "no istiod revision owns a gateway or waypoint",
+	CodeNamespaceInjectionConflict:   "a namespace selects sidecar injection and ambient at once",
+	CodeSidecarAhead:                 "sidecars run a newer version than their control plane",
+	CodeSidecarBehind:                "sidecars are more than one minor behind their control plane",
+	CodeGatewayAhead:                 "a gateway runs a newer version than its control plane",
+	CodeGatewayBehind:                "a gateway is more than one minor behind its control plane",
+	CodeCNIAhead:                     "istio-cni is newer than the control plane",
+	CodeCNIBehind:                    "istio-cni is more than one minor behind the control plane",
+	CodeZtunnelAhead:                 "ztunnel is newer than the control plane it connects to",
+	CodeZtunnelBehind:                "ztunnel is more than one minor behind the control plane",
+	CodeDataPlaneWouldLag:            "after the control plane moves to the target, CNI or ztunnel would be more than one minor behind",
+	CodeCNIMissing:                   "ambient is in use but istio-cni is not installed",
+	CodeCNIRolloutIncomplete:         "the istio-cni DaemonSet has not finished rolling out",
+	CodeCNIAmbientDisabled:           "istio-cni runs without ambient enabled",
+	CodeNodeCNINotReady:              "a node carries the cni.istio.io/not-ready taint",
+	CodeNodeWithoutCNI:               "a node that runs ambient pods has no ready istio-cni pod",
+	CodeZtunnelMissing:               "ambient is in use but no ztunnel DaemonSet exists",
+	CodeZtunnelSelectorOverlap:       "two ztunnel DaemonSets in one namespace select the same pods",
+	CodeZtunnelNotTrusted:            "istiod does not trust a running ztunnel's service account",
+	CodeTrustedAccountStale:          "istiod trusts a ztunnel account that no DaemonSet uses",
+	CodeTrustedAccountsUnknown:       "istiod's trusted accounts come from a source the snapshot cannot read",
+	CodeZtunnelRolloutIncomplete:     "a ztunnel DaemonSet has not finished rolling out",
+	CodeAmbientNodeNoZtunnel:         "a node runs ambient pods without a ready ztunnel",
+	CodeZtunnelControlPlaneUnknown:   "which istiod a ztunnel connects to cannot be told",
+	CodeZtunnelRenameUnsupported:     "a ztunnel with a custom name needs an Istio version that supports it",
+	CodeAmbientPodsNotRedirected:     "pods that should be in ambient carry no redirection annotation",
+	CodeKubernetesUnsupported:        "the target does not support the cluster's Kubernetes version",
+	CodeKubernetesTestedOnly:         "the target was tested, not supported, on the cluster's Kubernetes version",
+	CodeKubernetesTooOld:             "the cluster's Kubernetes is below the target's hard minimum",
+	CodeKubernetesCurrentUnsupported: "the running Istio does not support the cluster's Kubernetes version",
+	CodeKubernetesVersionUnknown:     "the Kubernetes version is unknown",
+	CodeSourceEndOfLife:              "the running Istio minor is past its end of life",
+	CodeTargetEndOfLife:              "the target minor is past, or within 30 days of, its end of life",
+	CodeEndOfLifeNotChecked:          "no date was given, so end of life was not checked",
+	CodeGatewayAPIMissing:            "waypoints exist or ambient is used but the Gateway API CRDs are missing",
+	CodeGatewayAPITooOld:             "the Gateway API CRD bundle is older than the target is built against",
+	CodeCRDOwnershipLegacy:           "Istio CRDs lack Helm ownership metadata and need adopting before upgrading base",
+}
+
+// KnownCode reports whether c is a code of this library.
+func KnownCode(c Code) bool { _, ok := codeHelp[c]; return ok }
+
+// CodeHelp returns the one-line description of a code.
+func CodeHelp(c Code) string { return codeHelp[c] }
+
+// AllCodes returns every code, sorted.
+func AllCodes() []Code {
+	out := make([]Code, 0, len(codeHelp))
+	for c := range codeHelp {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,98 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Severity says whether a finding stops a plan.
+type Severity string
+
+// Severities, from worst to mildest.
+const (
+	// Blocking findings stop planning or applying; they cannot be waived.
+	Blocking Severity = "blocking"
+	// Waivable findings stop planning unless the caller waives their code.
+	Waivable Severity = "waivable"
+	// Info findings never stop anything.
+	Info Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Blocking:
+		return 0
+	case Waivable:
+		return 1
+	}
+	return 2
+}
+
+// Code is a stable finding identifier. Callers branch and waive on codes; messages may change.
+type Code string
+
+// Finding is one fact a planner found about the mesh, with what to do about it.
+type Finding struct {
+	Code     Code           `json:"code"`
+	Severity Severity       `json:"severity"`
+	Object   mesh.ObjectRef `json:"object"`
+	// Component is the mesh component concerned ("istiod/1-30-3", "cni", "ztunnel/istio-system/ztunnel",
+	// "node/pool-a-3"), when there is one.
+	Component string `json:"component,omitempty"`
+	Message   string `json:"message"`
+	Remedy    string `json:"remedy,omitempty"`
+	// Waived is true when the caller waived this finding's code.
+	Waived bool `json:"waived,omitempty"`
+}
+
+// String prints "[blocking] CODE Kind ns/name: message".
+func (f Finding) String() string {
+	return fmt.Sprintf("[%s] %s %s: %s", f.Severity, f.Code, f.Object, f.Message)
+}
+
+// Stops reports whether the finding stops a plan: blocking, or waivable and not waived.
+func (f Finding) Stops() bool {
+	return f.Severity == Blocking || (f.Severity == Waivable && !f.Waived)
+}
+
+// SortFindings orders findings by severity, code, object and message, so output is deterministic.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity.rank() != b.Severity.rank() {
+			return a.Severity.rank() < b.Severity.rank()
+		}
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		if a.Object.String() != b.Object.String() {
+			return a.Object.String() < b.Object.String()
+		}
+		if a.Component != b.Component {
+			return a.Component < b.Component
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Codes returns the codes of the findings, in order, for tests and quick checks.
+func Codes(fs []Finding) []Code {
+	out := make([]Code, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, f.Code)
+	}
+	return out
+}
+
+// Stopping returns the findings that stop a plan.
+func Stopping(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Stops() {
+			out = append(out, f)
+		}
+	}
+	return out
+}

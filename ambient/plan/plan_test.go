@@ -1,0 +1,125 @@
+package plan_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+func samplePlan() *plan.Plan {
+	p := plan.New(plan.Metadata{Name: "sample", Operation: "upgrade", Fingerprint: "sha256:abc",
+		From: mesh.MustParseVersion("1.30.3"), To: mesh.MustParseVersion("1.31.4")})
+	p.Findings = []plan.Finding{{Code: plan.CodeTrustedAccountStale, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}, Message: "m"}}
+	p.Steps = []plan.Step{
+		{ID: "base/upgrade", Description: "upgrade CRDs", Risk: plan.RiskLow,
+			HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system",
+				Chart:  plan.ChartRef{Name: "base", Repository: "https://istio-release.storage.googleapis.com/charts", Version: "1.31.4"},
+				Values: plan.NormalizeValues(map[string]any{"defaultRevision": "1-30-3", "n": 2})},
+			Verification: []plan.Check{{Type: plan.CheckHelmReleaseVersion, Object: mesh.ObjectRef{Kind: "HelmRelease", Namespace: "istio-system", Name: "istio-base"}, Description: "base at 1.31.4"}}},
+		{ID: "backup/istiod", Description: "back up", Risk: plan.RiskNone, DependsOn: []string{"base/upgrade"},
+			Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: "istiod-1-30-3", Object: mesh.ObjectRef{Kind: "HelmRelease", Namespace: "istio-system", Name: "istiod-1-30-3"}}}}},
+		{ID: "istiod/remove", Description: "remove old", Risk: plan.RiskMedium, DependsOn: []string{"backup/istiod"},
+			HelmUninstall: &plan.HelmUninstall{Release: "istiod-1-30-3", Namespace: "istio-system", BackupStep: "backup/istiod"}},
+		{ID: "ztunnel/node/a/drain", Description: "drain a", Risk: plan.RiskHigh,
+			Drain:    &plan.NodeDrain{Node: "a", IgnoreDaemonSets: true, TimeoutSeconds: 600, MayHold: []string{"PodDisruptionBudget shop/cart"}},
+			Rollback: &plan.Step{ID: "ztunnel/node/a/drain/undo", Description: "uncordon a", Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: "a"}}},
+	}
+	return p
+}
+
+func TestPlanRoundTripsThroughYAMLAndJSON(t *testing.T) {
+	p := samplePlan()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, enc := range map[string]func(*plan.Plan) ([]byte, error){"yaml": plan.EncodeYAML, "json": plan.EncodeJSON} {
+		t.Run(name, func(t *testing.T) {
+			b, err := enc(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := plan.Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(p, got); d != "" {
+				t.Fatalf("round trip changed the plan (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
+	good, _ := plan.EncodeYAML(samplePlan())
+	tests := []struct {
+		name, from, to, says string
+	}{
+		{"an unknown field is refused", "operation: upgrade", "operation: upgrade\n  color: red", "unknown field"},
+		{"a step with two actions is refused", "  drain:\n", "  cordon:\n    node: a\n  drain:\n", "2 actions"},
+		{"a dependency on a later step is refused", "- base/upgrade", "- istiod/remove", "comes later"},
+		{"a dependency on a missing step is refused", "- base/upgrade", "- nope", "unknown step"},
+		{"an uninstall without its backup is refused", "backupStep: backup/istiod", "backupStep: base/upgrade", "not a Backup"},
+		{"an empty fingerprint is refused", "fingerprint: sha256:abc", "fingerprint: \"\"", "fingerprint"},
+		{"a wrong apiVersion is refused", "apiVersion: ambientkit.io/v1alpha1", "apiVersion: v9", "apiVersion"},
+		{"a repository that is not a URL is refused", "repository: https://istio-release", "repository: istio-release", "not an http(s) URL"},
+		{"an unknown check type is refused", "type: HelmReleaseVersion", "type: Vibes", "unknown"},
+		{"a bad risk is refused", "risk: high", "risk: extreme", "risk"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !bytes.Contains(good, []byte(tc.from)) {
+				t.Fatalf("fixture does not contain %q:\n%s", tc.from, good)
+			}
+			bad := bytes.Replace(good, []byte(tc.from), []byte(tc.to), 1)
+			_, err := plan.Decode(bad)
+			if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err = %v; want ErrInvalidPlan mentioning %q", err, tc.says)
+			}
+		})
+	}
+}
+
+func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
+	var b strings.Builder
+	if err := plan.RenderMarkdown(&b, samplePlan()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts -n istio-system --version 1.31.4 --set defaultRevision=1-30-3 --set n=2",
+		"helm ls -n istio-system --filter '^istio-base$'",
+		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
+		"helm uninstall istiod-1-30-3 -n istio-system",
+		"kubectl drain a --ignore-daemonsets --timeout=600s",
+		"Undo: uncordon a",
+		"kubectl uncordon a",
+		"| info | `TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL` |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEveryCodeHasHelp(t *testing.T) {
+	codes := plan.AllCodes()
+	if len(codes) < 40 {
+		t.Fatalf("catalog has only %d codes", len(codes))
+	}
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if plan.CodeHelp(c) == "" || strings.ToUpper(string(c)) != string(c) {
+			t.Errorf("code %q needs help text and an upper-case name", c)
+		}
+		if seen[string(c)] {
+			t.Errorf("code %q repeats", c)
+		}
+		seen[string(c)] = true
+	}
+}

@@ -1,0 +1,17 @@
+// Package ambientkit makes the riskiest day-2 operations of an Istio ambient mesh safe: upgrading it
+// (CRDs, istiod revisions, istio-cni, ztunnel in place, node by node or blue-green by node pool,
+// gateways and waypoints through revision tags, removal of the old control plane) and migrating
+// namespaces from sidecars to ambient, each step checked and reversible.
+//
+// The shape is observe → plan → review → execute:
+//
+//	snap, _ := observe.Live(ctx, client, observe.Options{})               // ambient/observe
+//	compat, _ := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: v})
+//	p, _ := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v})  // pure, deterministic
+//	plan.RenderMarkdown(os.Stdout, p)                                      // review
+//
+// Packages: ambient (entry points), ambient/mesh (snapshot vocabulary), ambient/plan (plans, steps,
+// findings, renderers), ambient/releases (release data), ambient/observe (live and offline
+// observation), ambient/demo (an embedded demo mesh), revision, cni, ztunnel, tags and migrate (pure
+// planners per component), examples (thin programs) and e2e (suites against a real API server).
+package ambientkit

@@ -1,0 +1,217 @@
+package ztunnel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// CheckOptions select the rules that depend on an intended upgrade.
+type CheckOptions struct {
+	// Target is the version the control plane is to move to; zero checks the current state only.
+	Target mesh.Version
+}
+
+// Versions where ztunnel naming features appeared (istio-facts §1.3, §1.4).
+var (
+	// resourceNameFixed: the ztunnel chart's resourceName works from 1.25.1 (1.25.0 kept serviceAccountName: ztunnel).
+	resourceNameFixed = mesh.Version{Major: 1, Minor: 25, Patch: 1}
+	// trustedNameValue: istiod's trustedZtunnelName value exists from 1.25.2.
+	trustedNameValue = mesh.Version{Major: 1, Minor: 25, Patch: 2}
+)
+
+// Check applies the ztunnel rules and returns findings in no particular order.
+func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+	var out []plan.Finding
+	add := func(f plan.Finding) { out = append(out, f) }
+	if len(s.Ztunnels) == 0 && s.AmbientInUse() {
+		add(plan.Finding{Code: plan.CodeZtunnelMissing, Severity: plan.Blocking,
+			Object:  mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"},
+			Message: "ambient is in use (ambient namespaces or waypoints) but no ztunnel DaemonSet was found",
+			Remedy:  "helm install ztunnel istio/ztunnel -n istio-system"})
+	}
+	for _, z := range s.Ztunnels {
+		out = append(out, checkVersion(s, z, opts)...)
+		if !z.Rollout.Complete() {
+			add(plan.Finding{Code: plan.CodeZtunnelRolloutIncomplete, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("ztunnel %s/%s rollout is not complete: %d desired, %d updated, %d ready", z.Namespace, z.Name, z.Rollout.Desired, z.Rollout.Updated, z.Rollout.Ready),
+				Remedy:  fmt.Sprintf("kubectl -n %s rollout status daemonset/%s", z.Namespace, z.Name)})
+		}
+		if (z.Name != "ztunnel" || z.ServiceAccount != "ztunnel") && !z.Version.IsZero() && z.Version.Less(resourceNameFixed) {
+			add(plan.Finding{Code: plan.CodeZtunnelRenameUnsupported, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("ztunnel %s/%s (service account %q) runs %s; the chart's resourceName works only from %s", z.Namespace, z.Name, z.ServiceAccount, z.Version, resourceNameFixed),
+				Remedy:  "keep the default name ztunnel until the mesh runs 1.25.1 or newer"})
+		}
+	}
+	out = append(out, checkOverlap(s)...)
+	out = append(out, checkTrust(s)...)
+	out = append(out, checkNodes(s)...)
+	return out
+}
+
+func component(z mesh.Ztunnel) string { return "ztunnel/" + z.Namespace + "/" + z.Name }
+
+func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts CheckOptions) []plan.Finding {
+	var out []plan.Finding
+	if z.Version.IsZero() {
+		return append(out, plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+			Message: fmt.Sprintf("the version of ztunnel %s/%s cannot be read from image %q", z.Namespace, z.Name, z.Image),
+			Remedy:  "use a released Istio image tag, or waive if you know the version"})
+	}
+	var cps []mesh.Revision
+	if rev, ok := s.ZtunnelRevision(z); ok {
+		if r, found := s.Revision(rev); found {
+			cps = append(cps, r)
+		}
+	} else if len(s.Revisions) > 0 {
+		out = append(out, plan.Finding{Code: plan.CodeZtunnelControlPlaneUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+			Message: fmt.Sprintf("cannot tell which istiod ztunnel %s/%s connects to (revision %q, XDS address %q); checked against every revision", z.Namespace, z.Name, z.Revision, z.XDSAddress),
+			Remedy:  "install ztunnel with --set revision=<revision> so the chart points it at istiod-<revision>"})
+		cps = s.Revisions
+	}
+	for _, r := range cps {
+		if r.Version.IsZero() {
+			continue
+		}
+		switch d := r.Version.MinorsAhead(z.Version); {
+		case d < 0:
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelAhead, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("ztunnel %s/%s runs %s, newer than istiod %q (%s) it connects to; ztunnel 1.x needs control plane 1.x or 1.x+1", z.Namespace, z.Name, z.Version, r.Name, r.Version),
+				Remedy:  fmt.Sprintf("point ztunnel at a revision running %s or newer, or roll ztunnel back to %s", z.Version.MinorString(), r.Version.MinorString())})
+		case d > 1:
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelBehind, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("ztunnel %s/%s runs %s, %d minors behind istiod %q (%s)", z.Namespace, z.Name, z.Version, d, r.Name, r.Version),
+				Remedy:  "upgrade ztunnel (node by node or blue-green) before anything else"})
+		}
+	}
+	if !opts.Target.IsZero() && opts.Target.MinorsAhead(z.Version) > 1 {
+		via := mesh.Version{Major: z.Version.Major, Minor: z.Version.Minor + 1}
+		out = append(out, plan.Finding{Code: plan.CodeDataPlaneWouldLag, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+			Message: fmt.Sprintf("moving the control plane to %s would leave ztunnel %s/%s (%s) %d minors behind", opts.Target, z.Namespace, z.Name, z.Version, opts.Target.MinorsAhead(z.Version)),
+			Remedy:  fmt.Sprintf("chain the upgrade through %s (control plane, CNI and ztunnel complete at each hop)", via.MinorString())})
+	}
+	return out
+}
+
+// Overlap reports whether two matchLabels selectors can select the same pod: no key they share has
+// different values.
+func Overlap(a, b map[string]string) bool {
+	for k, v := range a {
+		if w, ok := b[k]; ok && w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func checkOverlap(s *mesh.Snapshot) []plan.Finding {
+	var out []plan.Finding
+	for i, a := range s.Ztunnels {
+		for _, b := range s.Ztunnels[i+1:] {
+			if a.Namespace != b.Namespace || !Overlap(a.Selector, b.Selector) {
+				continue
+			}
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelSelectorOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: component(b),
+				Message: fmt.Sprintf("ztunnel DaemonSets %s and %s in namespace %s have overlapping selectors (%s and %s); each would adopt the other's pods",
+					a.Name, b.Name, a.Namespace, selector(a.Selector), selector(b.Selector)),
+				Remedy: "run the second ztunnel in another namespace or give it a distinct selector label (the chart always selects app=ztunnel)"})
+		}
+	}
+	return out
+}
+
+func selector(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// TrustedBy reports whether the revision's trust list names the ztunnel's service account.
+func TrustedBy(r mesh.Revision, z mesh.Ztunnel) bool {
+	for _, a := range r.TrustedZtunnelAccounts {
+		if a == z.Account() {
+			return true
+		}
+	}
+	return false
+}
+
+func checkTrust(s *mesh.Snapshot) []plan.Finding {
+	var out []plan.Finding
+	running := map[string]bool{}
+	for _, z := range s.Ztunnels {
+		running[z.Account()] = true
+	}
+	for _, r := range s.Revisions {
+		if !r.Ambient && len(r.TrustedZtunnelAccounts) == 0 && !r.TrustedAccountsUnknown {
+			continue // not an ambient control plane
+		}
+		ref := mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}
+		if r.TrustedAccountsUnknown {
+			out = append(out, plan.Finding{Code: plan.CodeTrustedAccountsUnknown, Severity: plan.Waivable, Object: ref, Component: "istiod/" + r.Name,
+				Message: fmt.Sprintf("istiod %q reads CA_TRUSTED_NODE_ACCOUNTS from a ConfigMap or Secret; which ztunnels it trusts cannot be checked", r.Name),
+				Remedy:  "set the variable through the chart (trustedZtunnelNamespace/trustedZtunnelName) or waive after checking it by hand"})
+			continue
+		}
+		for _, z := range s.Ztunnels {
+			if TrustedBy(r, z) {
+				continue
+			}
+			sev := plan.Waivable
+			if rev, ok := s.ZtunnelRevision(z); !ok || rev == r.Name {
+				sev = plan.Blocking
+			}
+			remedy := fmt.Sprintf("add %q to istiod's trust list: helm upgrade with --set trustedZtunnelNamespace=%s --set trustedZtunnelName=%s", z.Account(), z.Namespace, z.ServiceAccount)
+			if !r.Version.IsZero() && r.Version.Less(trustedNameValue) {
+				remedy = fmt.Sprintf("istiod %s has no trustedZtunnelName value (it needs %s); set env CA_TRUSTED_NODE_ACCOUNTS to include %q", r.Version, trustedNameValue, z.Account())
+			}
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelNotTrusted, Severity: sev, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("istiod %q does not trust ztunnel service account %q (trusts %v); its certificate requests for workloads are refused", r.Name, z.Account(), r.TrustedZtunnelAccounts),
+				Remedy:  remedy})
+		}
+		for _, a := range r.TrustedZtunnelAccounts {
+			if !running[a] {
+				out = append(out, plan.Finding{Code: plan.CodeTrustedAccountStale, Severity: plan.Info, Object: ref, Component: "istiod/" + r.Name,
+					Message: fmt.Sprintf("istiod %q trusts %q, but no ztunnel DaemonSet runs as it", r.Name, a),
+					Remedy:  "remove it from the trust list once no ztunnel of that name will run again"})
+			}
+		}
+	}
+	return out
+}
+
+func checkNodes(s *mesh.Snapshot) []plan.Finding {
+	if len(s.Ztunnels) == 0 {
+		return nil
+	}
+	var out []plan.Finding
+	ambient := s.AmbientNodes()
+	for _, n := range s.Nodes {
+		if ambient[n.Name] == 0 {
+			continue
+		}
+		ready := false
+		for _, z := range s.Ztunnels {
+			if _, ok := mesh.ReadyAgentOn(z.Pods, n.Name); ok {
+				ready = true
+				break
+			}
+		}
+		if !ready {
+			out = append(out, plan.Finding{Code: plan.CodeAmbientNodeNoZtunnel, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n.Name}, Component: "node/" + n.Name,
+				Message: fmt.Sprintf("node %s runs %d ambient workload(s) without a ready ztunnel pod; their traffic is blocked", n.Name, ambient[n.Name]),
+				Remedy:  "fix the ztunnel pod on that node (node selector, tolerations, resources) before upgrading"})
+		}
+	}
+	return out
+}

@@ -100,6 +100,7 @@ func ComputeCompatibility(s *mesh.Snapshot, opts CompatibilityOptions) (*Compati
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", ErrInvalidOptions)
 	}
+	s.Normalize() // canonical order; lookups rely on it. Idempotent: only reorders lists.
 	data, waive, err := resolveOptions(opts)
 	if err != nil {
 		return nil, err

@@ -38,7 +38,11 @@ func (s *Snapshot) Namespace(name string) (Namespace, bool) {
 
 // Node returns the node with the given name.
 func (s *Snapshot) Node(name string) (Node, bool) {
-	for _, n := range s.Nodes {
+	i := sort.Search(len(s.Nodes), func(i int) bool { return s.Nodes[i].Name >= name })
+	if i < len(s.Nodes) && s.Nodes[i].Name == name {
+		return s.Nodes[i], true
+	}
+	for _, n := range s.Nodes { // unsorted input
 		if n.Name == name {
 			return n, true
 		}
@@ -218,11 +222,12 @@ func (s *Snapshot) AmbientNodes() map[string]int {
 	return out
 }
 
-// ReadyAgentOn reports whether one of pods is a ready, non-terminating pod on the node.
+// ReadyAgentOn returns a ready, non-terminating pod on the node. pods must be sorted by node, as
+// Normalize leaves them.
 func ReadyAgentOn(pods []NodePod, node string) (NodePod, bool) {
-	for _, p := range pods {
-		if p.Node == node && p.Ready && !p.Terminating {
-			return p, true
+	for i := sort.Search(len(pods), func(i int) bool { return pods[i].Node >= node }); i < len(pods) && pods[i].Node == node; i++ {
+		if pods[i].Ready && !pods[i].Terminating {
+			return pods[i], true
 		}
 	}
 	return NodePod{}, false

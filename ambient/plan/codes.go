@@ -65,6 +65,16 @@ const (
 	CodeGatewayAPIMissing            Code = "GATEWAY_API_CRDS_MISSING"
 	CodeGatewayAPITooOld             Code = "GATEWAY_API_CRDS_TOO_OLD"
 	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
+
+	// Upgrade planning.
+	CodePDBBlocksDrain          Code = "PDB_BLOCKS_DRAIN"
+	CodeUnmanagedPodOnNode      Code = "UNMANAGED_POD_BLOCKS_DRAIN"
+	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"
+	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
+	CodeZtunnelRevisionSwitch   Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
+	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
+	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
+	CodeConnectionsReset        Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
 )
 
 // codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
@@ -119,6 +129,14 @@ var codeHelp = map[Code]string{
 	CodeGatewayAPIMissing:            "waypoints exist or ambient is used but the Gateway API CRDs are missing",
 	CodeGatewayAPITooOld:             "the Gateway API CRD bundle is older than the target is built against",
 	CodeCRDOwnershipLegacy:           "Istio CRDs lack Helm ownership metadata and need adopting before upgrading base",
+	CodePDBBlocksDrain:               "a PodDisruptionBudget allows no disruption, so draining a node for ztunnel will wait",
+	CodeUnmanagedPodOnNode:           "a pod without a controller runs on a node to drain; eviction deletes it for good",
+	CodeSettingDefaultChanges:        "a chart setting's default changes between the current and target versions",
+	CodeHelmReleaseMissing:           "a component was not installed with Helm, so the plan cannot upgrade it",
+	CodeZtunnelRevisionSwitch:        "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
+	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
+	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",
+	CodeConnectionsReset:             "replacing ztunnel resets long-lived connections of pods on the node",
 }
 
 // KnownCode reports whether c is a code of this library.

@@ -86,6 +86,22 @@ func renderStep(b *strings.Builder, n int, s *Step) {
 		}
 		b.WriteString("\n")
 	}
+	var checks []Check
+	if s.Verify != nil {
+		checks = s.Verify.Checks
+	}
+	if s.WaitFor != nil {
+		checks = []Check{s.WaitFor.Check}
+		if s.WaitFor.TimeoutSeconds > 0 {
+			fmt.Fprintf(b, "Waits up to %ds for:\n", s.WaitFor.TimeoutSeconds)
+		}
+	}
+	for _, c := range checks {
+		fmt.Fprintf(b, "- %s\n", c.Description)
+	}
+	if len(checks) > 0 {
+		b.WriteString("\n")
+	}
 	if cmds := Commands(s); len(cmds) > 0 {
 		b.WriteString("```sh\n")
 		for _, c := range cmds {
@@ -144,6 +160,9 @@ func Commands(s *Step) []string {
 		return []string{helmCommand("upgrade", s.HelmUpgrade)}
 	case KindHelmUninstall:
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
+	case KindHelmRollback:
+		r := s.HelmRollback
+		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
 	case KindApplyObject:
 		y, _ := yaml.Marshal(s.ApplyObject.Object)
 		return []string{"kubectl apply --server-side --field-manager=ambientkit -f - <<'EOF'\n" + strings.TrimSpace(string(y)) + "\nEOF"}
@@ -295,6 +314,11 @@ func checkCommand(c Check) string {
 		return "kubectl get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'"
 	case CheckNoSandboxFailures:
 		return "kubectl get events -A --field-selector reason=FailedCreatePodSandBox"
+	case CheckNodeAgentReady:
+		if node := c.Params["node"]; node != "" {
+			return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", o.Namespace, node)
+		}
+		return fmt.Sprintf("kubectl rollout status daemonset/%s -n %s", o.Name, o.Namespace)
 	case CheckDefaultRevision:
 		return "kubectl get validatingwebhookconfiguration istiod-default-validator -o jsonpath='{.metadata.labels.istio\\.io/rev}'"
 	}

@@ -31,6 +31,7 @@ type Step struct {
 	HelmInstall   *HelmRelease   `json:"helmInstall,omitempty"`
 	HelmUpgrade   *HelmRelease   `json:"helmUpgrade,omitempty"`
 	HelmUninstall *HelmUninstall `json:"helmUninstall,omitempty"`
+	HelmRollback  *HelmRollback  `json:"helmRollback,omitempty"`
 	ApplyObject   *ApplyObject   `json:"applyObject,omitempty"`
 	DeleteObject  *DeleteObject  `json:"deleteObject,omitempty"`
 	PatchLabels   *PatchLabels   `json:"patchLabels,omitempty"`
@@ -64,6 +65,7 @@ const (
 	KindHelmInstall   Kind = "HelmInstall"
 	KindHelmUpgrade   Kind = "HelmUpgrade"
 	KindHelmUninstall Kind = "HelmUninstall"
+	KindHelmRollback  Kind = "HelmRollback"
 	KindApplyObject   Kind = "ApplyObject"
 	KindDeleteObject  Kind = "DeleteObject"
 	KindPatchLabels   Kind = "PatchLabels"
@@ -91,6 +93,7 @@ func (s *Step) actions() []Kind {
 	add(s.HelmInstall != nil, KindHelmInstall)
 	add(s.HelmUpgrade != nil, KindHelmUpgrade)
 	add(s.HelmUninstall != nil, KindHelmUninstall)
+	add(s.HelmRollback != nil, KindHelmRollback)
 	add(s.ApplyObject != nil, KindApplyObject)
 	add(s.DeleteObject != nil, KindDeleteObject)
 	add(s.PatchLabels != nil, KindPatchLabels)
@@ -150,6 +153,14 @@ type HelmUninstall struct {
 	Namespace string `json:"namespace"`
 	// BackupStep is the ID of the Backup step that saved what is removed; required.
 	BackupStep string `json:"backupStep"`
+}
+
+// HelmRollback returns a release to an earlier Helm revision (helm rollback).
+type HelmRollback struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	// Revision is the Helm release revision to return to.
+	Revision int `json:"revision"`
 }
 
 // ApplyObject server-side-applies a Kubernetes object given as data.

@@ -1,0 +1,143 @@
+package ambient
+
+import (
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/revision"
+)
+
+// withRevision returns a copy of s with a ready revision rev at version v added, as it will be once
+// the istiod install step has finished. Only the lists it changes are copied.
+func withRevision(s *mesh.Snapshot, rev string, v mesh.Version) *mesh.Snapshot {
+	c := *s
+	c.Revisions = append([]mesh.Revision(nil), s.Revisions...)
+	n := mesh.Revision{Name: rev, Namespace: "istio-system", Deployment: "istiod-" + rev, Version: v,
+		Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, ObservedCurrent: true, Ambient: true, HelmRelease: "istiod-" + rev}
+	if p := primaryRevision(s); p != nil {
+		n.Namespace = p.Namespace
+		n.Replicas, n.ReadyReplicas, n.UpdatedReplicas = max(p.Replicas, 1), max(p.Replicas, 1), max(p.Replicas, 1)
+		n.Ambient = p.Ambient
+		n.TrustedZtunnelAccounts = append([]string(nil), p.TrustedZtunnelAccounts...)
+		n.Image = ""
+	}
+	c.Revisions = append(c.Revisions, n)
+	c.Normalize()
+	return &c
+}
+
+// simulate returns the mesh as it will be after one hop's steps up to (not including) the removal of
+// old revisions: components at version v, tags and the default revision on newRev (revision
+// strategy), ztunnel switched, restarted workloads injected by newRev, gateways re-owned.
+func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *mesh.Snapshot {
+	var c mesh.Snapshot
+	if newRev != "" {
+		c = *withRevision(s, newRev, v)
+	} else {
+		c = *s
+		c.Revisions = append([]mesh.Revision(nil), s.Revisions...)
+		for i := range c.Revisions {
+			c.Revisions[i].Version = v
+		}
+	}
+	old := map[string]bool{}
+	for _, r := range s.Revisions {
+		old[r.Name] = true
+	}
+	movedTags := map[string]bool{}
+	if newRev != "" {
+		c.Tags = append([]mesh.Tag(nil), s.Tags...)
+		for i := range c.Tags {
+			if old[c.Tags[i].Revision] {
+				movedTags[c.Tags[i].Name] = true
+				c.Tags[i].Revision = newRev
+				c.Tags[i].TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
+			}
+		}
+		if old[c.DefaultRevision] {
+			c.DefaultRevision = newRev
+		}
+	}
+	if s.CNI != nil {
+		cni := *s.CNI
+		cni.Version = v
+		cni.Pods = setPodVersions(s.CNI.Pods, v)
+		c.CNI = &cni
+	}
+	c.Ztunnels = append([]mesh.Ztunnel(nil), s.Ztunnels...)
+	for i := range c.Ztunnels {
+		c.Ztunnels[i].Version = v
+		c.Ztunnels[i].Pods = setPodVersions(c.Ztunnels[i].Pods, v)
+		if newRev != "" && c.Ztunnels[i].Revision != "" {
+			c.Ztunnels[i].Revision = newRev
+		}
+	}
+	gatewayReleases := map[string]bool{}
+	c.Gateways = append([]mesh.Gateway(nil), s.Gateways...)
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		if g.Kind == mesh.GatewayKindDeployment && g.HelmRelease != "" {
+			gatewayReleases[g.Namespace+"/"+g.Name] = true
+			if newRev != "" && old[g.RevisionLabel] {
+				g.RevisionLabel = newRev
+			}
+		}
+	}
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		g.Revision = c.OwnerOf(g.Namespace, g.RevisionLabel)
+		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
+			g.Versions = []mesh.Version{v}
+		}
+	}
+	if newRev != "" && restarted {
+		c.Workloads = append([]mesh.Workload(nil), s.Workloads...)
+		for i := range c.Workloads {
+			w := &c.Workloads[i]
+			if len(w.SidecarRevisions) == 0 {
+				continue
+			}
+			label := w.PodRevisionLabel
+			if label == "" {
+				if ns, ok := c.Namespace(w.Namespace); ok {
+					label = ns.Labels[mesh.LabelRev]
+					if label == "" && ns.Labels[mesh.LabelInjection] == "enabled" {
+						label = "default"
+					}
+				}
+			}
+			if !movedTags[label] && !gatewayReleases[w.Namespace+"/"+w.Name] {
+				continue
+			}
+			total := 0
+			for _, n := range w.SidecarRevisions {
+				total += n
+			}
+			w.SidecarRevisions = map[string]int{newRev: total}
+			w.ProxyVersions = []mesh.Version{v}
+		}
+	}
+	c.Normalize()
+	return &c
+}
+
+func setPodVersions(pods []mesh.NodePod, v mesh.Version) []mesh.NodePod {
+	out := append([]mesh.NodePod(nil), pods...)
+	for i := range out {
+		out[i].Version = v
+	}
+	return out
+}
+
+// finishSimulation removes the old revisions nothing refers to any more, as the removal steps will.
+func finishSimulation(after *mesh.Snapshot, newRev string) *mesh.Snapshot {
+	if newRev == "" {
+		return after
+	}
+	c := *after
+	c.Revisions = nil
+	for _, r := range after.Revisions {
+		if r.Name == newRev || len(revision.References(after, r.Name)) > 0 {
+			c.Revisions = append(c.Revisions, r)
+		}
+	}
+	return &c
+}

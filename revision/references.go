@@ -1,0 +1,74 @@
+package revision
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Reference is one thing that still refers to a revision.
+type Reference struct {
+	Object mesh.ObjectRef `json:"object"`
+	// Detail says how it refers ("label istio.io/rev=1-30-3", "3 pods injected by it").
+	Detail string `json:"detail"`
+}
+
+// String prints "Kind ns/name: detail".
+func (r Reference) String() string { return r.Object.String() + ": " + r.Detail }
+
+// References lists everything in the snapshot that refers to the revision: tags pointing at it,
+// namespaces and policies labelled with its name, pods injected by it, gateways and waypoints it owns,
+// ztunnels connected to it, and the default revision. A revision can be removed only when the list is
+// empty. The result is sorted.
+func References(s *mesh.Snapshot, rev string) []Reference {
+	var out []Reference
+	add := func(ref mesh.ObjectRef, format string, a ...any) {
+		out = append(out, Reference{Object: ref, Detail: fmt.Sprintf(format, a...)})
+	}
+	for _, t := range s.Tags {
+		if t.Revision == rev {
+			add(tagRef(t), "tag %q points at it", t.Name)
+		}
+	}
+	if s.DefaultRevision == rev {
+		add(mesh.ObjectRef{Kind: "ValidatingWebhookConfiguration", Name: "istiod-default-validator"}, "it is the default revision")
+	}
+	for _, n := range s.Namespaces {
+		if n.Labels[mesh.LabelRev] == rev {
+			add(mesh.ObjectRef{Kind: "Namespace", Name: n.Name}, "labelled %s=%s", mesh.LabelRev, rev)
+		}
+	}
+	for _, w := range s.Workloads {
+		if n := w.SidecarRevisions[rev]; n > 0 {
+			add(w.Ref(), "%d pod(s) run sidecars injected by it", n)
+		} else if w.PodRevisionLabel == rev {
+			add(w.Ref(), "pods labelled %s=%s", mesh.LabelRev, rev)
+		}
+	}
+	for _, g := range s.Gateways {
+		if g.Revision == rev {
+			what := "gateway"
+			if g.Waypoint {
+				what = "waypoint"
+			}
+			how := "through its namespace or the default tag"
+			if g.RevisionLabel != "" {
+				how = fmt.Sprintf("through its label %s=%s", mesh.LabelRev, g.RevisionLabel)
+			}
+			add(g.Ref(), "%s owned by it %s", what, how)
+		}
+	}
+	for _, z := range s.Ztunnels {
+		if r, ok := s.ZtunnelRevision(z); ok && r == rev {
+			add(z.Ref(), "ztunnel connects to it")
+		}
+	}
+	for _, p := range s.Policies {
+		if p.RevisionLabel == rev {
+			add(p.Ref(), "labelled %s=%s: only this revision processes it", mesh.LabelRev, rev)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

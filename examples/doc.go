@@ -1,0 +1,9 @@
+// Package examples holds thin programs over ambientkit's public API, each under 150 lines:
+//
+//   - plan-upgrade: observe a mesh (the embedded demo, a folder of YAML, or a live cluster), print the
+//     compatibility report and the upgrade plan as Markdown, YAML or JSON.
+//   - move-tag: print what a revision tag reaches (its blast radius), the tags in risk order, and the
+//     plan of one tag move.
+//
+// Run them with go run ./examples/<name> --help.
+package examples

@@ -1,0 +1,109 @@
+// Command plan-upgrade prints the compatibility report and the upgrade plan of an Istio ambient mesh.
+// With no flags it plans the embedded demo mesh's upgrade to the newest patch of the next minor.
+//
+//	go run ./examples/plan-upgrade [-o markdown|yaml|json] [--target 1.31.4] [--strategy revision|in-place]
+//	    [--ztunnel node-by-node|in-place] [--batch-size N] [--waive CODE,...] [--from-dir DIR | --kubeconfig F --context C]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ambientkit/ambientkit/ambient"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/examples/internal/cli"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "plan-upgrade:", err)
+		if errors.Is(err, ambient.ErrBlocked) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("plan-upgrade", flag.ContinueOnError)
+	var src cli.Source
+	src.Register(fs)
+	out := fs.String("o", "markdown", "output: markdown, yaml or json")
+	target := fs.String("target", "", "Istio version to reach (default: newest patch of the next minor)")
+	strategy := fs.String("strategy", "", "control plane: revision (default) or in-place")
+	zt := fs.String("ztunnel", "", "ztunnel: node-by-node (default) or in-place")
+	batch := fs.Int("batch-size", 0, "nodes replaced at once by node-by-node (default 1)")
+	waive := fs.String("waive", "", "comma-separated waivable finding codes to accept")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out != "markdown" && *out != "yaml" && *out != "json" {
+		return fmt.Errorf("-o %q: want markdown, yaml or json", *out)
+	}
+	snap, err := src.Observe(ctx)
+	if err != nil {
+		return err
+	}
+	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(*strategy), Ztunnel: ambient.ZtunnelStrategy(*zt),
+		BatchSize: *batch, Today: time.Now().UTC()}
+	for _, c := range strings.Split(*waive, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			opts.Waive = append(opts.Waive, plan.Code(c))
+		}
+	}
+	if opts.Target, err = pickTarget(snap, *target); err != nil {
+		return err
+	}
+	p, planErr := ambient.PlanUpgrade(snap, opts)
+	if p == nil {
+		return planErr
+	}
+	switch *out {
+	case "yaml", "json":
+		enc := plan.EncodeYAML
+		if *out == "json" {
+			enc = plan.EncodeJSON
+		}
+		b, err := enc(p)
+		if err != nil {
+			return err
+		}
+		os.Stdout.Write(b)
+	default:
+		compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: opts.Target,
+			Strategy: opts.Strategy, Today: opts.Today, Waive: opts.Waive})
+		if err != nil {
+			return err
+		}
+		if err := ambient.RenderCompatibility(os.Stdout, compat); err != nil {
+			return err
+		}
+		fmt.Println()
+		if err := plan.RenderMarkdown(os.Stdout, p); err != nil {
+			return err
+		}
+	}
+	return planErr
+}
+
+// pickTarget parses --target, or takes the newest patch of the minor after the running control plane.
+func pickTarget(snap *mesh.Snapshot, flagValue string) (mesh.Version, error) {
+	if flagValue != "" {
+		return mesh.ParseVersion(flagValue)
+	}
+	cps := snap.ControlPlaneVersions()
+	if len(cps) == 0 {
+		return mesh.Version{}, fmt.Errorf("no istiod found to upgrade from; pass --target")
+	}
+	next, ok := ambient.DefaultReleases().Next(cps[len(cps)-1])
+	if !ok {
+		return mesh.Version{}, fmt.Errorf("the release data knows no minor after %s; pass --target", cps[len(cps)-1])
+	}
+	return next, nil
+}

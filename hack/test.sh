@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): formatting, vet, every unit test, short fuzz runs, and
+# the e2e suite on a real API server (kwok, built from source by hack/e2e-bins.sh, cached).
+# Set E2E=0 to skip the e2e suite on a machine where it cannot run; CI always runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$SECONDS
+section() { echo; echo "== $* ($((SECONDS - t0))s)"; }
+
+section "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; exit 1; fi
+
+section "go vet"
+go vet ./...
+go vet -tags e2e ./e2e/...
+
+section "unit tests"
+go test -count=1 ./...
+
+section "fuzz (short)"
+go test -run '^$' -fuzz '^FuzzParseVersion$' -fuzztime 10s ./ambient/mesh
+go test -run '^$' -fuzz '^FuzzYAML$' -fuzztime 10s ./ambient/observe
+
+if [ "${E2E:-1}" != "0" ]; then
+  section "e2e on a real API server"
+  bash hack/e2e.sh
+fi
+section "all green"

@@ -1,0 +1,151 @@
+package tags_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/tags"
+)
+
+// canary returns the healthy test mesh with a second, ready revision 1-31-4.
+func canary() *mesh.Snapshot {
+	s := meshtest.Healthy("1.30.3", 4)
+	r := s.Revisions[0]
+	r.Name, r.Deployment, r.Version = "1-31-4", "istiod-1-31-4", mesh.MustParseVersion("1.31.4")
+	s.Revisions = append(s.Revisions, r)
+	s.Normalize()
+	return s
+}
+
+func TestBlastRadiusCountsWhatATagReaches(t *testing.T) {
+	s := canary()
+	prod, ok := tags.BlastRadius(s, "prod")
+	if !ok {
+		t.Fatal("tag prod exists")
+	}
+	want := tags.Radius{Tag: "prod", Revision: "1-30-3", Namespaces: []string{"legacy"},
+		Workloads:   []mesh.ObjectRef{{Kind: "Deployment", Namespace: "legacy", Name: "billing"}},
+		SidecarPods: 2, Gateways: []mesh.ObjectRef{{Kind: "Deployment", Namespace: "istio-ingress", Name: "istio-ingress"}}}
+	if d := cmp.Diff(want, prod); d != "" {
+		t.Errorf("prod radius (-want +got):\n%s", d)
+	}
+	def, _ := tags.BlastRadius(s, "default")
+	if len(def.Waypoints) != 1 || len(def.AmbientNamespaces) != 1 || def.AmbientNamespaces[0] != "shop" {
+		t.Errorf("default owns the unlabelled waypoint and the ambient namespace behind it, got %+v", def)
+	}
+	if _, ok := tags.BlastRadius(s, "nope"); ok {
+		t.Error("an unknown tag has no radius")
+	}
+}
+
+func TestOrderPutsLowRiskFirstAndDefaultLast(t *testing.T) {
+	s := canary()
+	s.Tags = append(s.Tags, mesh.Tag{Name: "empty", Revision: "1-30-3"})
+	s.Normalize()
+	var got []string
+	for _, r := range tags.Order(s, "1-30-3") {
+		got = append(got, r.Radius.Tag)
+		if r.Reason == "" {
+			t.Errorf("tag %s has no reason", r.Radius.Tag)
+		}
+	}
+	if d := cmp.Diff([]string{"empty", "prod", "default"}, got); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+}
+
+func TestMoveTagRefusals(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*mesh.Snapshot)
+		tag    string
+		rev    string
+		want   error
+	}{
+		{"an unknown tag is refused", nil, "nope", "1-31-4", tags.ErrUnknownTag},
+		{"a revision that does not exist is refused", nil, "prod", "1-99-0", tags.ErrRevisionNotReady},
+		{"a revision that is not ready is refused", func(s *mesh.Snapshot) { s.Revisions[1].ReadyReplicas = 0 }, "prod", "1-31-4", tags.ErrRevisionNotReady},
+		{"a tag named like a revision is refused", func(s *mesh.Snapshot) {
+			s.Tags = append(s.Tags, mesh.Tag{Name: "1-30-3", Revision: "1-30-3"})
+		}, "1-30-3", "1-31-4", tags.ErrTagIsRevision},
+		{"a move to where the tag points is refused", nil, "prod", "1-30-3", tags.ErrNothingToMove},
+		{"a default move while another injector selects istio-injection=enabled is refused", func(s *mesh.Snapshot) {
+			s.Injectors = append(s.Injectors, mesh.Injector{Name: "istio-sidecar-injector", Revision: "default", Selects: []string{"istio-injection=enabled"}})
+		}, "default", "1-31-4", tags.ErrInjectorOverlap},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := canary()
+			if tc.mutate != nil {
+				tc.mutate(s)
+				s.Normalize()
+			}
+			p, err := tags.MoveTag(s, tc.tag, tc.rev, tags.MoveOptions{})
+			if !errors.Is(err, tc.want) || p != nil {
+				t.Fatalf("err = %v, want %v and no plan", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMoveTagPlansMoveRestartGateAndRollback(t *testing.T) {
+	p, err := tags.MoveTag(canary(), "prod", "1-31-4", tags.MoveOptions{BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range p.Steps {
+		ids = append(ids, s.ID)
+	}
+	if d := cmp.Diff([]string{"tags/prod/move", "tags/prod/restart", "tags/prod/health"}, ids); d != "" {
+		t.Fatalf("steps (-want +got):\n%s", d)
+	}
+	move := p.Steps[0]
+	if move.MoveTag.From != "1-30-3" || move.Rollback == nil || move.Rollback.MoveTag.To != "1-30-3" {
+		t.Errorf("the move must roll back to the old revision: %+v", move)
+	}
+	if len(move.MoveTag.Objects) != 2 {
+		t.Errorf("from 1.28 a tag is a webhook configuration and a Service, got %d objects", len(move.MoveTag.Objects))
+	}
+	if p.Steps[1].Restart.BatchSize != 2 || len(p.Steps[1].Restart.Workloads) != 1 {
+		t.Errorf("restart = %+v", p.Steps[1].Restart)
+	}
+	skip, _ := tags.MoveTag(canary(), "prod", "1-31-4", tags.MoveOptions{SkipRestart: true})
+	for _, s := range skip.Steps {
+		if s.Kind() == plan.KindRestart {
+			t.Error("SkipRestart must plan no restart")
+		}
+	}
+}
+
+func TestRenderMatchesTheChartsShape(t *testing.T) {
+	objs := tags.Render("default", "1-31-4", "istio-system", mesh.MustParseVersion("1.31.4"))
+	mwc := objs[0]
+	meta := mwc["metadata"].(map[string]any)
+	if meta["name"] != "istio-revision-tag-default" {
+		t.Errorf("name = %v", meta["name"])
+	}
+	labels := meta["labels"].(map[string]any)
+	if labels["istio.io/tag"] != "default" || labels["istio.io/rev"] != "1-31-4" {
+		t.Errorf("labels = %v", labels)
+	}
+	var names []string
+	for _, w := range mwc["webhooks"].([]any) {
+		names = append(names, w.(map[string]any)["name"].(string))
+	}
+	if !strings.Contains(strings.Join(names, ","), "namespace.sidecar-injector.istio.io,object.sidecar-injector.istio.io") || len(names) != 4 {
+		t.Errorf("the default tag carries the rev.* and the legacy webhooks, got %v", names)
+	}
+	if old := tags.Render("prod", "1-27-1", "istio-system", mesh.MustParseVersion("1.27.1")); len(old) != 1 {
+		t.Errorf("before 1.28 a tag has no Service, got %d objects", len(old))
+	}
+	if n := tags.WebhookName("prod", "istio-control"); n != "istio-revision-tag-prod-istio-control" {
+		t.Errorf("outside istio-system the namespace is a suffix: %s", n)
+	}
+}

@@ -1,0 +1,624 @@
+package observe
+
+import (
+	"sort"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Labels, annotations and names the builder reads (istio-facts §1–§2).
+const (
+	labelRev             = mesh.LabelRev
+	labelTag             = mesh.LabelTag
+	labelApp             = "app"
+	labelK8sApp          = "k8s-app"
+	labelInstance        = "app.kubernetes.io/instance"
+	labelManagedBy       = "app.kubernetes.io/managed-by"
+	labelGatewayName     = "gateway.networking.k8s.io/gateway-name"
+	labelGatewayManaged  = "gateway.istio.io/managed"
+	annotationRelease    = "meta.helm.sh/release-name"
+	annotationTemplates  = "inject.istio.io/templates"
+	cniDaemonSetName     = "istio-cni-node"
+	defaultValidatorName = "istiod-default-validator"
+	injectorSuffix       = "sidecar-injector.istio.io"
+	waypointClass        = "istio-waypoint"
+	containerDiscovery   = "discovery"
+	containerProxy       = "istio-proxy"
+	containerInstallCNI  = "install-cni"
+	envAmbient           = "PILOT_ENABLE_AMBIENT"
+	envTrustedAccounts   = "CA_TRUSTED_NODE_ACCOUNTS"
+	envXDSAddress        = "XDS_ADDRESS"
+	envCAAddress         = "CA_ADDRESS"
+	gatewayAPIGroup      = "gateway.networking.k8s.io"
+	annotationBundle     = "gateway.networking.k8s.io/bundle-version"
+	annotationChannel    = "gateway.networking.k8s.io/channel"
+	defaultGracePeriod   = int64(30)
+	defaultRevisionName  = "default"
+	defaultSAName        = "default"
+	updateRollingUpdate  = "RollingUpdate"
+)
+
+// builder collects what the snapshot needs from each object as it arrives, in any order, and
+// assembles the snapshot in finish. It never keeps whole objects: pods in particular are folded into
+// per-workload and per-namespace counters as they are added.
+type builder struct {
+	namespaces map[string]map[string]string // name → mesh labels; present once seen
+	nodes      []mesh.Node
+	kubelets   []string
+
+	revisions   []mesh.Revision
+	gwDeploys   []mesh.Gateway
+	apiGateways []mesh.Gateway
+	cnis        []mesh.CNI
+	ztunnels    []mesh.Ztunnel
+	cniConfig   map[string]map[string]string // namespace → ambient keys of istio-cni-config
+
+	tagWebhooks     []mesh.Tag
+	tagServices     []mesh.Tag
+	injectors       []mesh.Injector
+	defaultRevision string
+
+	pdbs     []mesh.PodDisruptionBudget
+	policies []mesh.Policy
+	helm     map[string]mesh.HelmRelease // namespace/name → newest revision
+	crds     []mesh.CRD
+
+	cronJobOf map[string]string // namespace/job → CronJob name
+	workloads map[workloadKey]*workloadAgg
+	podNS     map[string]*namespaceAgg
+	nodePods  map[string][]mesh.NodePod // namespace/daemonset → pods
+}
+
+func newBuilder() *builder {
+	return &builder{
+		namespaces: map[string]map[string]string{},
+		cniConfig:  map[string]map[string]string{},
+		helm:       map[string]mesh.HelmRelease{},
+		cronJobOf:  map[string]string{},
+		workloads:  map[workloadKey]*workloadAgg{},
+		podNS:      map[string]*namespaceAgg{},
+		nodePods:   map[string][]mesh.NodePod{},
+	}
+}
+
+// ---- small helpers ------------------------------------------------------------------------------
+
+// copyMap copies m, returning nil for an empty map so that nil and {} compare equal everywhere.
+func copyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// imageName is the repository's last path element: "docker.io/istio/pilot:1.30.3" → "pilot".
+func imageName(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, "/"); i >= 0 {
+		image = image[i+1:]
+	}
+	if i := strings.Index(image, ":"); i >= 0 {
+		image = image[:i]
+	}
+	return image
+}
+
+// versionOf reads an Istio version from an image; tags that name no release give the zero Version.
+func versionOf(image string) mesh.Version {
+	v, err := mesh.VersionFromImageTag(image)
+	if err != nil {
+		return mesh.Version{}
+	}
+	return v
+}
+
+// pickContainer returns the first container named name, else the first whose image is called
+// image, else the first container; nil when there are none.
+func pickContainer(cs []corev1.Container, name, image string) *corev1.Container {
+	for i := range cs {
+		if name != "" && cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	for i := range cs {
+		if image != "" && imageName(cs[i].Image) == image {
+			return &cs[i]
+		}
+	}
+	if len(cs) > 0 {
+		return &cs[0]
+	}
+	return nil
+}
+
+// env returns a container's variable: its value, whether it is set from a reference (valueFrom),
+// and whether it is present at all.
+func env(c *corev1.Container, name string) (value string, fromRef, found bool) {
+	if c == nil {
+		return "", false, false
+	}
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value, e.ValueFrom != nil, true
+		}
+	}
+	return "", false, false
+}
+
+// helmReleaseOf names the Helm release that installed an object: Helm's own annotation, else the
+// standard app.kubernetes.io/instance label the Istio charts write.
+func helmReleaseOf(o metav1.Object) string {
+	if r := o.GetAnnotations()[annotationRelease]; r != "" {
+		return r
+	}
+	return o.GetLabels()[labelInstance]
+}
+
+// firstValue reads a key from the first map (labels or annotations) that has it.
+func firstValue(key string, maps ...map[string]string) string {
+	for _, m := range maps {
+		if v := m[key]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func intOrString(v *intstr.IntOrString) string {
+	if v == nil {
+		return ""
+	}
+	return v.String()
+}
+
+func gracePeriod(p *int64) int64 {
+	if p == nil {
+		return defaultGracePeriod
+	}
+	return *p
+}
+
+func anyImageNamed(spec corev1.PodSpec, name string) bool {
+	for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for _, c := range cs {
+			if imageName(c.Image) == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ---- namespaces and nodes -----------------------------------------------------------------------
+
+func (b *builder) addNamespace(n *corev1.Namespace) {
+	labels := map[string]string{}
+	for _, k := range mesh.MeshLabels {
+		if v, ok := n.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	b.namespaces[n.Name] = copyMap(labels)
+}
+
+func (b *builder) addNode(n *corev1.Node) {
+	node := mesh.Node{
+		Name:           n.Name,
+		Labels:         copyMap(n.Labels),
+		Unschedulable:  n.Spec.Unschedulable,
+		KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+	}
+	for _, l := range mesh.PoolLabels {
+		if v := n.Labels[l]; v != "" {
+			node.Pool, node.PoolLabel = v, l
+			break
+		}
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			node.Ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, t := range n.Spec.Taints {
+		node.Taints = append(node.Taints, mesh.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
+	}
+	b.nodes = append(b.nodes, node)
+	if node.KubeletVersion != "" {
+		b.kubelets = append(b.kubelets, node.KubeletVersion)
+	}
+}
+
+// ---- Deployments: istiod and gateway-chart gateways ---------------------------------------------
+
+func (b *builder) addDeployment(d *appsv1.Deployment) {
+	tpl := d.Spec.Template
+	if isIstiod(tpl) {
+		b.addIstiod(d)
+		return
+	}
+	if isGatewayChart(tpl) && !generatedForGateway(d) {
+		b.gwDeploys = append(b.gwDeploys, mesh.Gateway{
+			Kind:          mesh.GatewayKindDeployment,
+			Namespace:     d.Namespace,
+			Name:          d.Name,
+			RevisionLabel: firstValue(labelRev, tpl.Labels, d.Labels),
+			ManagedBy:     d.Labels[labelManagedBy],
+			HelmRelease:   helmReleaseOf(d),
+		})
+	}
+}
+
+// isIstiod: pod label app=istiod, or a container named discovery running the pilot image.
+func isIstiod(tpl corev1.PodTemplateSpec) bool {
+	if tpl.Labels[labelApp] == "istiod" {
+		return true
+	}
+	for _, c := range tpl.Spec.Containers {
+		if c.Name == containerDiscovery && imageName(c.Image) == "pilot" {
+			return true
+		}
+	}
+	return false
+}
+
+// generatedForGateway reports whether istiod's gateway controller made the Deployment for a Gateway
+// API object; such Deployments also request the gateway injection template, but the Gateway itself
+// is what the snapshot lists.
+func generatedForGateway(d *appsv1.Deployment) bool {
+	for _, o := range d.OwnerReferences {
+		if o.Kind == "Gateway" {
+			return true
+		}
+	}
+	return d.Labels[labelGatewayManaged] != "" || d.Spec.Template.Labels[labelGatewayName] != ""
+}
+
+// isGatewayChart: the gateway chart's pod template asks for the gateway injection template, or
+// asks for injection with the placeholder image "auto".
+func isGatewayChart(tpl corev1.PodTemplateSpec) bool {
+	if tpl.Annotations[annotationTemplates] == "gateway" {
+		return true
+	}
+	if tpl.Labels[mesh.LabelSidecarInject] != "true" {
+		return false
+	}
+	for _, c := range tpl.Spec.Containers {
+		if c.Image == "auto" {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) addIstiod(d *appsv1.Deployment) {
+	tpl := d.Spec.Template
+	c := pickContainer(tpl.Spec.Containers, containerDiscovery, "pilot")
+	r := mesh.Revision{
+		Name:            firstValue(labelRev, tpl.Labels, d.Labels),
+		Namespace:       d.Namespace,
+		Deployment:      d.Name,
+		Replicas:        1,
+		ReadyReplicas:   d.Status.ReadyReplicas,
+		UpdatedReplicas: d.Status.UpdatedReplicas,
+		ObservedCurrent: d.Status.ObservedGeneration >= d.Generation,
+		HelmRelease:     helmReleaseOf(d),
+	}
+	if r.Name == "" {
+		r.Name = defaultRevisionName
+	}
+	if d.Spec.Replicas != nil {
+		r.Replicas = *d.Spec.Replicas
+	}
+	if c != nil {
+		r.Image = c.Image
+		r.Version = versionOf(c.Image)
+	}
+	if v, _, _ := env(c, envAmbient); v == "true" {
+		r.Ambient = true
+	}
+	if v, fromRef, found := env(c, envTrustedAccounts); found {
+		if fromRef {
+			r.TrustedAccountsUnknown = true
+		}
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				r.TrustedZtunnelAccounts = append(r.TrustedZtunnelAccounts, a)
+			}
+		}
+	}
+	b.revisions = append(b.revisions, r)
+}
+
+// ---- DaemonSets: istio-cni and ztunnel ----------------------------------------------------------
+
+func rollout(ds *appsv1.DaemonSet) mesh.DaemonSetRollout {
+	st := ds.Status
+	return mesh.DaemonSetRollout{
+		Desired:         st.DesiredNumberScheduled,
+		Current:         st.CurrentNumberScheduled,
+		Ready:           st.NumberReady,
+		Updated:         st.UpdatedNumberScheduled,
+		Available:       st.NumberAvailable,
+		ObservedCurrent: st.ObservedGeneration >= ds.Generation,
+	}
+}
+
+func updateStrategy(ds *appsv1.DaemonSet) mesh.UpdateStrategy {
+	s := mesh.UpdateStrategy{Type: string(ds.Spec.UpdateStrategy.Type)}
+	if s.Type == "" {
+		s.Type = updateRollingUpdate // the API server's default
+	}
+	if ru := ds.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		s.MaxUnavailable = intOrString(ru.MaxUnavailable)
+		s.MaxSurge = intOrString(ru.MaxSurge)
+	}
+	return s
+}
+
+func isCNI(ds *appsv1.DaemonSet) bool {
+	return ds.Name == cniDaemonSetName || ds.Spec.Template.Labels[labelK8sApp] == cniDaemonSetName
+}
+
+func isZtunnel(tpl corev1.PodTemplateSpec) bool {
+	return tpl.Labels[labelApp] == "ztunnel" || anyImageNamed(tpl.Spec, "ztunnel")
+}
+
+func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
+	tpl := ds.Spec.Template
+	switch {
+	case isCNI(ds):
+		c := pickContainer(tpl.Spec.Containers, containerInstallCNI, "install-cni")
+		cni := mesh.CNI{
+			Namespace:                     ds.Namespace,
+			Name:                          ds.Name,
+			Revision:                      firstValue(labelRev, ds.Labels, tpl.Labels),
+			Rollout:                       rollout(ds),
+			UpdateStrategy:                updateStrategy(ds),
+			TerminationGracePeriodSeconds: gracePeriod(tpl.Spec.TerminationGracePeriodSeconds),
+			HelmRelease:                   helmReleaseOf(ds),
+		}
+		if c != nil {
+			cni.Image, cni.Version = c.Image, versionOf(c.Image)
+		}
+		b.cnis = append(b.cnis, cni)
+	case isZtunnel(tpl):
+		c := pickContainer(tpl.Spec.Containers, "", "ztunnel")
+		z := mesh.Ztunnel{
+			Namespace:                     ds.Namespace,
+			Name:                          ds.Name,
+			ServiceAccount:                tpl.Spec.ServiceAccountName,
+			NodeSelector:                  copyMap(tpl.Spec.NodeSelector),
+			NodeAffinity:                  nodeAffinity(tpl.Spec.Affinity),
+			UpdateStrategy:                updateStrategy(ds),
+			TerminationGracePeriodSeconds: gracePeriod(tpl.Spec.TerminationGracePeriodSeconds),
+			Rollout:                       rollout(ds),
+			Revision:                      firstValue(labelRev, ds.Annotations, tpl.Annotations),
+			HelmRelease:                   helmReleaseOf(ds),
+		}
+		if z.ServiceAccount == "" {
+			z.ServiceAccount = defaultSAName
+		}
+		if ds.Spec.Selector != nil {
+			z.Selector = copyMap(ds.Spec.Selector.MatchLabels)
+		}
+		if c != nil {
+			z.Image, z.Version = c.Image, versionOf(c.Image)
+			z.XDSAddress, _, _ = env(c, envXDSAddress)
+			z.CAAddress, _, _ = env(c, envCAAddress)
+		}
+		b.ztunnels = append(b.ztunnels, z)
+	}
+}
+
+// nodeAffinity summarises required node affinity as "key op v1,v2" strings.
+func nodeAffinity(a *corev1.Affinity) []string {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil
+	}
+	var out []string
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			s := e.Key + " " + string(e.Operator)
+			if len(e.Values) > 0 {
+				s += " " + strings.Join(e.Values, ",")
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (b *builder) addConfigMap(cm *corev1.ConfigMap) {
+	if cm.Name != cniConfigMapName {
+		return
+	}
+	cfg := map[string]string{}
+	for k, v := range cm.Data {
+		if strings.HasPrefix(k, "AMBIENT_") || k == "CURRENT_AGENT_VERSION" {
+			cfg[k] = v
+		}
+	}
+	b.cniConfig[cm.Namespace] = copyMap(cfg)
+}
+
+// ---- tags, injectors, default revision ----------------------------------------------------------
+
+func webhookTarget(cc admissionregistrationv1.WebhookClientConfig) string {
+	if cc.Service != nil {
+		return cc.Service.Namespace + "/" + cc.Service.Name
+	}
+	if cc.URL != nil {
+		return *cc.URL
+	}
+	return ""
+}
+
+func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.MutatingWebhookConfiguration) {
+	target := ""
+	if len(m.Webhooks) > 0 {
+		target = webhookTarget(m.Webhooks[0].ClientConfig)
+	}
+	if tag, ok := m.Labels[labelTag]; ok && tag != "" {
+		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
+	}
+	injector := false
+	for _, w := range m.Webhooks {
+		if strings.HasSuffix(w.Name, injectorSuffix) {
+			injector = true
+		}
+	}
+	if !injector {
+		return
+	}
+	in := mesh.Injector{Name: m.Name, Revision: m.Labels[labelRev], Tag: m.Labels[labelTag], TargetService: target}
+	seen := map[string]bool{}
+	for _, w := range m.Webhooks {
+		in.Webhooks = append(in.Webhooks, w.Name)
+		for _, s := range webhookSelects(w) {
+			if !seen[s] {
+				seen[s] = true
+				in.Selects = append(in.Selects, s)
+			}
+		}
+	}
+	b.injectors = append(b.injectors, in)
+}
+
+// webhookSelects lists the label values that make a webhook select a pod: istio.io/rev values of In
+// terms and matchLabels, and the legacy istio-injection=enabled / sidecar.istio.io/inject=true.
+func webhookSelects(w admissionregistrationv1.MutatingWebhook) []string {
+	var out []string
+	consider := func(key string, values []string) {
+		for _, v := range values {
+			switch {
+			case key == labelRev:
+				out = append(out, labelRev+"="+v)
+			case key == mesh.LabelInjection && v == "enabled":
+				out = append(out, mesh.LabelInjection+"=enabled")
+			case key == mesh.LabelSidecarInject && v == "true":
+				out = append(out, mesh.LabelSidecarInject+"=true")
+			}
+		}
+	}
+	for _, sel := range []*metav1.LabelSelector{w.NamespaceSelector, w.ObjectSelector} {
+		if sel == nil {
+			continue
+		}
+		keys := make([]string, 0, len(sel.MatchLabels))
+		for k := range sel.MatchLabels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			consider(k, []string{sel.MatchLabels[k]})
+		}
+		for _, e := range sel.MatchExpressions {
+			if e.Operator == metav1.LabelSelectorOpIn {
+				consider(e.Key, e.Values)
+			}
+		}
+	}
+	return out
+}
+
+func (b *builder) addValidatingWebhookConfiguration(v *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	if v.Name == defaultValidatorName {
+		b.defaultRevision = v.Labels[labelRev]
+	}
+}
+
+func (b *builder) addService(s *corev1.Service) {
+	tag, ok := s.Labels[labelTag]
+	if !ok || !strings.HasPrefix(s.Name, tagServicePrefix) {
+		return
+	}
+	if tag == "" {
+		tag = strings.TrimPrefix(s.Name, tagServicePrefix)
+	}
+	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
+}
+
+// ---- PodDisruptionBudgets -----------------------------------------------------------------------
+
+func (b *builder) addPodDisruptionBudget(p *policyv1.PodDisruptionBudget) {
+	pdb := mesh.PodDisruptionBudget{
+		Namespace:          p.Namespace,
+		Name:               p.Name,
+		MinAvailable:       intOrString(p.Spec.MinAvailable),
+		MaxUnavailable:     intOrString(p.Spec.MaxUnavailable),
+		DisruptionsAllowed: p.Status.DisruptionsAllowed,
+		CurrentHealthy:     p.Status.CurrentHealthy,
+		DesiredHealthy:     p.Status.DesiredHealthy,
+		ExpectedPods:       p.Status.ExpectedPods,
+	}
+	if sel := p.Spec.Selector; sel != nil {
+		pdb.Selector = &mesh.LabelSelector{MatchLabels: copyMap(sel.MatchLabels)}
+		for _, e := range sel.MatchExpressions {
+			t := mesh.SelectorTerm{Key: e.Key, Operator: string(e.Operator)}
+			if len(e.Values) > 0 {
+				t.Values = append([]string(nil), e.Values...)
+			}
+			pdb.Selector.MatchExpressions = append(pdb.Selector.MatchExpressions, t)
+		}
+	}
+	b.pdbs = append(b.pdbs, pdb)
+}
+
+// ---- CRDs and Jobs (metadata only) --------------------------------------------------------------
+
+// crdKeptPrefixes are the label and annotation prefixes a mesh.CRD keeps.
+var crdKeptPrefixes = []string{"app.kubernetes.io/", "helm.sh/", "meta.helm.sh/", "gateway.networking.k8s.io/"}
+
+func keepPrefixed(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		for _, p := range crdKeptPrefixes {
+			if strings.HasPrefix(k, p) {
+				out[k] = v
+				break
+			}
+		}
+	}
+	return copyMap(out)
+}
+
+func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
+	_, group, ok := strings.Cut(m.Name, ".")
+	if !ok || !(group == gatewayAPIGroup || group == "istio.io" || strings.HasSuffix(group, ".istio.io")) {
+		return
+	}
+	b.crds = append(b.crds, mesh.CRD{
+		Name:        m.Name,
+		Group:       group,
+		Labels:      keepPrefixed(m.Labels),
+		Annotations: keepPrefixed(m.Annotations),
+	})
+}
+
+// addJob remembers Jobs a CronJob created (named <cronjob>-<digits>), so their pods are summarised
+// under the CronJob.
+func (b *builder) addJob(m *metav1.PartialObjectMetadata) {
+	for _, o := range m.OwnerReferences {
+		if o.Kind != "CronJob" {
+			continue
+		}
+		suffix, ok := strings.CutPrefix(m.Name, o.Name+"-")
+		if ok && suffix != "" && strings.Trim(suffix, "0123456789") == "" {
+			b.cronJobOf[m.Namespace+"/"+m.Name] = o.Name
+		}
+	}
+}

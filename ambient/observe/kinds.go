@@ -1,0 +1,180 @@
+package observe
+
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// form is how a kind reaches the builder.
+type form int
+
+const (
+	// typed: the client-go Go type (Pod, Deployment, ...).
+	typed form = iota
+	// metadataOnly: *metav1.PartialObjectMetadata; nothing but metadata is needed.
+	metadataOnly
+	// untyped: *unstructured.Unstructured, for custom resources.
+	untyped
+)
+
+// kind is one kind the observer reads: how Live lists it and how the builder takes it in.
+type kind struct {
+	// plural names the kind in messages ("pods").
+	plural string
+	group  string
+	kind   string
+	// versions are tried in order by Live (the next one when the server does not serve a version).
+	// Offline, typed and metadata kinds are read only in these versions; untyped ones in any version.
+	versions []string
+	form     form
+	// optional kinds that the server does not serve are recorded in Observation.Skipped.
+	optional bool
+	// newList returns an empty typed list (typed kinds only).
+	newList func() client.ObjectList
+	// listOpts narrow the LIST; the builder applies the same filter itself, so offline input that
+	// holds more objects gives the same snapshot.
+	listOpts []client.ListOption
+	// maxPage caps the page size (0: no cap).
+	maxPage int64
+	// add hands one object to the builder.
+	add func(b *builder, o runtime.Object) error
+}
+
+func (k kind) groupKind() schema.GroupKind { return schema.GroupKind{Group: k.group, Kind: k.kind} }
+
+// label names the kind as Observation.Skipped and Ignored do: "group/Kind", "core/Kind" for the
+// core group.
+func (k kind) label() string { return groupKindLabel(k.groupKind()) }
+
+func groupKindLabel(gk schema.GroupKind) string {
+	g := gk.Group
+	if g == "" {
+		g = "core"
+	}
+	return g + "/" + gk.Kind
+}
+
+// as asserts the concrete type the kind table promises; a mismatch is a bug in the table, reported
+// as an error rather than a panic.
+func as[T any](o runtime.Object) (T, error) {
+	t, ok := o.(T)
+	if !ok {
+		var zero T
+		return zero, fmt.Errorf("observe: got %T, want %T", o, zero)
+	}
+	return t, nil
+}
+
+func typedAdd[T any](f func(*builder, T)) func(*builder, runtime.Object) error {
+	return func(b *builder, o runtime.Object) error {
+		t, err := as[T](o)
+		if err != nil {
+			return err
+		}
+		f(b, t)
+		return nil
+	}
+}
+
+func typedAddErr[T any](f func(*builder, T) error) func(*builder, runtime.Object) error {
+	return func(b *builder, o runtime.Object) error {
+		t, err := as[T](o)
+		if err != nil {
+			return err
+		}
+		return f(b, t)
+	}
+}
+
+// Well-known names the selectors below and the builder's filters share.
+const (
+	cniConfigMapName = "istio-cni-config"
+	tagServicePrefix = "istiod-revision-tag-"
+	helmOwnerLabel   = "owner"
+)
+
+// kinds is every kind the observer reads, in the order Live lists them.
+var kinds = []kind{
+	{plural: "namespaces", kind: "Namespace", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.NamespaceList{} },
+		add: typedAdd((*builder).addNamespace)},
+	{plural: "nodes", kind: "Node", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.NodeList{} },
+		add: typedAdd((*builder).addNode)},
+	{plural: "deployments", group: "apps", kind: "Deployment", versions: []string{"v1"}, newList: func() client.ObjectList { return &appsv1.DeploymentList{} },
+		add: typedAdd((*builder).addDeployment)},
+	{plural: "daemonsets", group: "apps", kind: "DaemonSet", versions: []string{"v1"}, newList: func() client.ObjectList { return &appsv1.DaemonSetList{} },
+		add: typedAdd((*builder).addDaemonSet)},
+	{plural: "jobs", group: "batch", kind: "Job", versions: []string{"v1"}, form: metadataOnly,
+		add: typedAdd((*builder).addJob)},
+	{plural: "pods", kind: "Pod", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PodList{} },
+		add: typedAdd((*builder).addPod)},
+	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
+		listOpts: []client.ListOption{client.MatchingFields{"metadata.name": cniConfigMapName}},
+		add:      typedAdd((*builder).addConfigMap)},
+	{plural: "services", kind: "Service", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ServiceList{} },
+		listOpts: []client.ListOption{client.HasLabels{labelTag}},
+		add:      typedAdd((*builder).addService)},
+	{plural: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", versions: []string{"v1"},
+		newList: func() client.ObjectList { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
+		add:     typedAdd((*builder).addMutatingWebhookConfiguration)},
+	{plural: "validatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", versions: []string{"v1"},
+		newList: func() client.ObjectList { return &admissionregistrationv1.ValidatingWebhookConfigurationList{} },
+		add:     typedAdd((*builder).addValidatingWebhookConfiguration)},
+	{plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", versions: []string{"v1"},
+		newList: func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} },
+		add:     typedAdd((*builder).addPodDisruptionBudget)},
+	{plural: "secrets", kind: "Secret", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.SecretList{} },
+		listOpts: []client.ListOption{client.MatchingLabels{helmOwnerLabel: "helm"}}, maxPage: secretPageSize,
+		add: typedAddErr((*builder).addSecret)},
+	{plural: "customresourcedefinitions", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", versions: []string{"v1"}, form: metadataOnly,
+		add: typedAdd((*builder).addCRD)},
+	{plural: "authorizationpolicies", group: "security.istio.io", kind: "AuthorizationPolicy", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: policyAdd("AuthorizationPolicy")},
+	{plural: "peerauthentications", group: "security.istio.io", kind: "PeerAuthentication", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: policyAdd("PeerAuthentication")},
+	{plural: "requestauthentications", group: "security.istio.io", kind: "RequestAuthentication", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: policyAdd("RequestAuthentication")},
+	{plural: "virtualservices", group: "networking.istio.io", kind: "VirtualService", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: policyAdd("VirtualService")},
+	{plural: "destinationrules", group: "networking.istio.io", kind: "DestinationRule", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: policyAdd("DestinationRule")},
+	{plural: "gateways", group: "gateway.networking.k8s.io", kind: "Gateway", versions: []string{"v1"}, form: untyped, optional: true,
+		add: typedAdd((*builder).addGateway)},
+	// NodePools are listed only to learn whether Karpenter is installed (Observation.Skipped says when it
+	// is not); node pools themselves come from node labels.
+	{plural: "nodepools", group: "karpenter.sh", kind: "NodePool", versions: []string{"v1"}, form: untyped, optional: true,
+		add: func(*builder, runtime.Object) error { return nil }},
+}
+
+// kindFor finds the kind table entry for an offline object, or nil when the observer does not read it.
+func kindFor(gvk schema.GroupVersionKind) *kind {
+	for i := range kinds {
+		k := &kinds[i]
+		if k.group != gvk.Group || k.kind != gvk.Kind {
+			continue
+		}
+		if k.form == untyped {
+			return k
+		}
+		for _, v := range k.versions {
+			if v == gvk.Version {
+				return k
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// policyAdd hands an Istio policy of the given kind to the builder. The kind comes from the table
+// because list items do not always carry their own apiVersion/kind.
+func policyAdd(kind string) func(*builder, runtime.Object) error {
+	return typedAdd(func(b *builder, u *unstructured.Unstructured) { b.addPolicy(kind, u) })
+}

@@ -1,0 +1,128 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Live observes a cluster through r and returns its snapshot (Observation.Source "live").
+//
+// Each kind is listed once, cluster-wide, in pages of opts.PageSize; pods are summarised page by
+// page. Kinds that are optional (Istio and Gateway API custom resources, Karpenter NodePools) and
+// not served by the cluster are recorded in Observation.Skipped. Observation.Requests counts the API
+// requests made. The ConfigMap list uses the field selector metadata.name=istio-cni-config: a
+// cache-backed reader needs an index for that field.
+func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, error) {
+	if r == nil {
+		return nil, errors.New("observe.Live: the client.Reader is nil; pass a controller-runtime client (client.New) or a manager's API reader")
+	}
+	b := newBuilder()
+	var skipped []string
+	requests := 0
+	for i := range kinds {
+		k := &kinds[i]
+		n, notServed, err := listKind(ctx, r, b, k, opts.pageSize())
+		requests += n
+		if err != nil {
+			return nil, err
+		}
+		if notServed {
+			skipped = append(skipped, k.label())
+		}
+	}
+	if opts.ServerVersion != nil {
+		requests++
+	}
+	s, err := b.finish("live", opts)
+	if err != nil {
+		return nil, err
+	}
+	s.Observation.Skipped = skipped
+	s.Observation.Requests = requests
+	s.Normalize()
+	return s, nil
+}
+
+// notServed reports whether an error means the API server does not serve the kind at all.
+func notServed(err error) bool {
+	return meta.IsNoMatchError(err) || apierrors.IsNotFound(err) ||
+		strings.Contains(err.Error(), "the server could not find the requested resource")
+}
+
+// listKind lists one kind in pages and hands every item to the builder. It tries the kind's versions
+// in order while the server does not serve them. It returns the number of requests made and whether
+// no version is served (only for optional kinds; for required ones that is an error).
+func listKind(ctx context.Context, r client.Reader, b *builder, k *kind, pageSize int64) (requests int, skipped bool, err error) {
+	if k.maxPage > 0 && pageSize > k.maxPage {
+		pageSize = k.maxPage
+	}
+	for vi, v := range k.versions {
+		gvk := schema.GroupVersionKind{Group: k.group, Version: v, Kind: k.kind}
+		cont := ""
+		for page := 0; ; page++ {
+			if err := ctx.Err(); err != nil {
+				return requests, false, fmt.Errorf("list %s: %w", k.plural, err)
+			}
+			list := newList(k, gvk)
+			opts := append([]client.ListOption{client.Limit(pageSize)}, k.listOpts...)
+			if cont != "" {
+				opts = append(opts, client.Continue(cont))
+			}
+			requests++
+			if err := r.List(ctx, list, opts...); err != nil {
+				if page == 0 && notServed(err) {
+					if vi+1 < len(k.versions) {
+						break // try the next version
+					}
+					if k.optional {
+						return requests, true, nil
+					}
+				}
+				return requests, false, fmt.Errorf("list %s (%s) cluster-wide: %w; the observer needs get/list on %s in all namespaces (check RBAC and that the API server serves %s)",
+					k.plural, gvk.GroupVersion(), err, k.plural, gvk.GroupVersion())
+			}
+			items, err := meta.ExtractList(list)
+			if err != nil {
+				return requests, false, fmt.Errorf("list %s: read the items: %w", k.plural, err)
+			}
+			for _, o := range items {
+				if err := k.add(b, o); err != nil {
+					return requests, false, fmt.Errorf("list %s: %w", k.plural, err)
+				}
+			}
+			cont = list.GetContinue()
+			if cont == "" {
+				return requests, false, nil
+			}
+		}
+	}
+	return requests, false, nil
+}
+
+// newList returns an empty list of the kind in its form.
+func newList(k *kind, gvk schema.GroupVersionKind) client.ObjectList {
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	switch k.form {
+	case metadataOnly:
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(listGVK)
+		return l
+	case untyped:
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(listGVK)
+		return l
+	default:
+		return k.newList()
+	}
+}

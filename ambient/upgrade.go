@@ -17,9 +17,11 @@ import (
 // minor beyond the data plane is chained through each intermediate minor, each hop complete and
 // verified, unless opts.NoChain.
 //
-// It is pure and deterministic. Bad options return an error and no plan. When findings stop the
-// upgrade, the plan is returned with them (and no steps) together with an error wrapping ErrBlocked,
-// so callers can still render why.
+// It is pure and deterministic. Bad options return an error and no plan. Blocking findings stop
+// planning: the plan is returned with them (and no steps) together with an error wrapping ErrBlocked,
+// so callers can still render why. Unwaived waivable findings do not stop planning: the whole plan is
+// returned for review, and plan.Runnable reports false (an executor refuses it) until they are waived
+// or fixed.
 func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", ErrInvalidOptions)
@@ -72,7 +74,7 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		}
 		u.hop = hop
 		u.addFindings(comp.Findings, i > 0)
-		if i == 0 && !comp.OK() {
+		if i == 0 && hasBlocking(comp.Findings) {
 			break
 		}
 		next, err := u.planHop(cur, hop, prefix, i == 0)
@@ -93,7 +95,8 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		}
 	}
 	plan.SortFindings(u.p.Findings)
-	if stop := plan.Stopping(u.p.Findings); len(stop) > 0 {
+	if hasBlocking(u.p.Findings) {
+		stop := plan.Stopping(u.p.Findings)
 		u.p.Steps = nil
 		if err := u.p.Validate(); err != nil {
 			return nil, err
@@ -108,6 +111,18 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
 	}
 	return u.p, nil
+}
+
+// hasBlocking reports whether a finding of blocking severity is present: those stop planning. Unwaived
+// waivable findings do not; the plan is made and shown, and plan.Runnable reports false until they
+// are waived or fixed.
+func hasBlocking(fs []plan.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == plan.Blocking {
+			return true
+		}
+	}
+	return false
 }
 
 func contains[T comparable](list []T, x T) bool {

@@ -39,7 +39,14 @@ func References(s *mesh.Snapshot, rev string) []Reference {
 			add(mesh.ObjectRef{Kind: "Namespace", Name: n.Name}, "labelled %s=%s", mesh.LabelRev, rev)
 		}
 	}
+	controlPlane := map[mesh.ObjectRef]bool{}
+	for _, r := range s.Revisions {
+		controlPlane[mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}] = true
+	}
 	for _, w := range s.Workloads {
+		if controlPlane[w.Ref()] {
+			continue // istiod's own pods carry istio.io/rev; they are the revision, not a reference to it
+		}
 		if n := w.SidecarRevisions[rev]; n > 0 {
 			add(w.Ref(), "%d pod(s) run sidecars injected by it", n)
 		} else if w.PodRevisionLabel == rev {

@@ -110,6 +110,13 @@ func renderStep(b *strings.Builder, n int, s *Step) {
 		}
 		b.WriteString("```\n\n")
 	}
+	if s.Drain != nil && len(s.Drain.MayHold) > 0 {
+		b.WriteString("May hold the drain:\n")
+		for _, h := range s.Drain.MayHold {
+			fmt.Fprintf(b, "- %s\n", h)
+		}
+		b.WriteString("\n")
+	}
 	for _, note := range s.Notes {
 		fmt.Fprintf(b, "- note: %s\n", note)
 	}

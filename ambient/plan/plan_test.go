@@ -98,6 +98,7 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 		"helm uninstall istiod-1-30-3 -n istio-system",
 		"kubectl drain a --ignore-daemonsets --timeout=600s",
 		"Undo: uncordon a",
+		"May hold the drain:\n- PodDisruptionBudget shop/cart",
 		"kubectl uncordon a",
 		"| info | `TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL` |",
 	} {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:]); err != nil {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "plan-upgrade:", err)
 		if errors.Is(err, ambient.ErrBlocked) {
 			os.Exit(2)
@@ -30,7 +31,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("plan-upgrade", flag.ContinueOnError)
 	var src cli.Source
 	src.Register(fs)
@@ -40,6 +41,7 @@ func run(ctx context.Context, args []string) error {
 	zt := fs.String("ztunnel", "", "ztunnel: node-by-node (default) or in-place")
 	batch := fs.Int("batch-size", 0, "nodes replaced at once by node-by-node (default 1)")
 	waive := fs.String("waive", "", "comma-separated waivable finding codes to accept")
+	today := fs.String("today", time.Now().UTC().Format(time.DateOnly), "date end of life is judged at (YYYY-MM-DD)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -50,8 +52,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(*strategy), Ztunnel: ambient.ZtunnelStrategy(*zt),
-		BatchSize: *batch, Today: time.Now().UTC()}
+	day, err := time.Parse(time.DateOnly, *today)
+	if err != nil {
+		return fmt.Errorf("--today %q: want YYYY-MM-DD", *today)
+	}
+	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(*strategy), Ztunnel: ambient.ZtunnelStrategy(*zt), BatchSize: *batch, Today: day}
 	for _, c := range strings.Split(*waive, ",") {
 		if c = strings.TrimSpace(c); c != "" {
 			opts.Waive = append(opts.Waive, plan.Code(c))
@@ -74,18 +79,20 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		os.Stdout.Write(b)
+		if _, err := stdout.Write(b); err != nil {
+			return err
+		}
 	default:
 		compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: opts.Target,
 			Strategy: opts.Strategy, Today: opts.Today, Waive: opts.Waive})
 		if err != nil {
 			return err
 		}
-		if err := ambient.RenderCompatibility(os.Stdout, compat); err != nil {
+		if err := ambient.RenderCompatibility(stdout, compat); err != nil {
 			return err
 		}
-		fmt.Println()
-		if err := plan.RenderMarkdown(os.Stdout, p); err != nil {
+		fmt.Fprintln(stdout)
+		if err := plan.RenderMarkdown(stdout, p); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,8 @@
 //     compatibility report and the upgrade plan as Markdown, YAML or JSON.
 //   - move-tag: print what a revision tag reaches (its blast radius), the tags in risk order, and the
 //     plan of one tag move.
+//   - upgrade: plan an upgrade of a live cluster, print it, ask for confirmation (or --yes), apply it
+//     with a live progress line, and --resume a run that stopped.
 //
 // Run them with go run ./examples/<name> --help.
 package examples

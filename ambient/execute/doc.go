@@ -1,0 +1,39 @@
+// Package execute carries out a reviewed plan.Plan against a live cluster.
+//
+// An Executor is built once with New from a controller-runtime client and Options (a HelmClient, a
+// Snapshot function over observe.Live, probes, an approval hook, a clock). It then works at two levels:
+//
+//   - Step runs one bounded unit of one step: a Helm upgrade, one pass of a node drain, one poll of a
+//     wait. Long steps return StatusInProgress with their progress; call Step again to continue.
+//     Controllers and pipelines that want to own the loop use it.
+//   - Apply runs the whole plan, blocking: it validates the plan, refuses a stale plan (the live
+//     snapshot's fingerprint differs from the plan's) and a plan with stopping findings or blocked
+//     steps, takes the Lease "ambientkit-lock", loads the journal and skips steps already done,
+//     re-checks each step's preconditions just before it runs, carries out its action, waits for its
+//     verification to hold (real readiness: observed generations, ready and available counts, image
+//     tags of the pods that run), and records every state change in the journal. A run that crashes
+//     or is cancelled resumes from the journal with Apply on the same plan.
+//
+// Rollback runs the Rollback step of a step that ran.
+//
+// Every action is idempotent and records its intent before it acts: a Helm upgrade is skipped when
+// the release is already at the target chart version and values; objects are server-side applied with
+// a field owner; a pod deletion remembers the UIDs it was asked to delete and never deletes a
+// replacement; a restart remembers the timestamp it stamped. Re-running a finished step is a no-op.
+//
+// Safety rules held here: drains use the Eviction API and respect PodDisruptionBudgets, naming the
+// budget that holds a node; nothing is deleted or uninstalled unless a backup of it was written, read
+// back and compared; a health gate that fails stops the run and offers the previous step's rollback;
+// an approval step stops the run until the Approve hook says yes. Transient API errors (409, 429,
+// 5xx, timeouts) are retried with backoff through the injected Clock.
+//
+// Permissions the executor's client needs, besides what observation and Helm need: leases (get,
+// create, update) and configmaps and secrets (get, patch) in Options.Namespace; nodes (get, list,
+// patch); pods (list, delete) and pods/eviction (create); deployments, statefulsets and daemonsets
+// (get, patch); events, namespaces and poddisruptionbudgets (list); mutating and validating webhook
+// configurations (get, patch); customresourcedefinitions (list); and patch/delete on whatever
+// ApplyObject, PatchLabels and DeleteObject steps name.
+//
+// The executor prints nothing: it reports through typed Events (Options.Observer) and log/slog.
+// The real Helm adapter lives in package helmsdk, so a consumer that only plans never compiles Helm.
+package execute

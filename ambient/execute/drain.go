@@ -1,0 +1,206 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// annotationMirror marks a static (mirror) pod; the kubelet owns it and the API cannot evict it.
+const annotationMirror = "kubernetes.io/config.mirror"
+
+// stays reports whether a drain leaves the pod alone: DaemonSet pods (they tolerate the cordon and
+// would come back), mirror pods, and pods that finished.
+func stays(p *corev1.Pod) bool {
+	if _, ok := p.Annotations[annotationMirror]; ok {
+		return true
+	}
+	if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" {
+		return true
+	}
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+func hasEmptyDir(p *corev1.Pod) bool {
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// drain runs one pass over a node: one LIST of the node's pods (field selector spec.nodeName), one
+// eviction per pod that still runs and is not already terminating. Pods a PodDisruptionBudget protects
+// get 429 and are tried again on a later pass, with backoff; the budgets are named in a WaitingOnPDB
+// event. The drain is finished when no pod but DaemonSet and mirror pods is left on the node.
+func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain) (outcome, error) {
+	timeout := e.opts.DefaultDrainTimeout
+	if d.TimeoutSeconds > 0 {
+		timeout = time.Duration(d.TimeoutSeconds) * time.Second
+	}
+	var pods corev1.PodList
+	if err := e.retry(ctx, "list pods on node "+d.Node, func(ctx context.Context) error {
+		return e.c.List(ctx, &pods, client.MatchingFields{"spec.nodeName": d.Node})
+	}); err != nil {
+		return outcome{}, fmt.Errorf("list pods on node %s: %w", d.Node, err)
+	}
+	var terminating, evict []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		switch {
+		case stays(p):
+		case p.DeletionTimestamp != nil:
+			terminating = append(terminating, p)
+		default:
+			if hasEmptyDir(p) && !d.DeleteEmptyDirData {
+				return outcome{}, fmt.Errorf("pod %s/%s on node %s mounts an emptyDir volume and the plan does not allow losing its data (drain.deleteEmptyDirData); move the pod or re-plan", p.Namespace, p.Name, d.Node)
+			}
+			evict = append(evict, p)
+		}
+	}
+	left := len(terminating) + len(evict)
+	total := max(atoi(rec.State["pods"]), left)
+	counted := false
+	if !r.dry && strconv.Itoa(total) != rec.State["pods"] {
+		rec.State["pods"] = strconv.Itoa(total)
+		counted = true
+	}
+	if left == 0 {
+		delete(r.backoff, st.ID)
+		if total == 0 {
+			return finished(fmt.Sprintf("node %s had no pod to evict", d.Node)), nil
+		}
+		return finished(fmt.Sprintf("drained node %s: %s evicted and gone", d.Node, plural(total, "pod", "pods"))), nil
+	}
+	var blocked []*corev1.Pod
+	var evicted, failed []string
+	for _, p := range evict {
+		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+		var opts []client.SubResourceCreateOption
+		if r.dry {
+			ev.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+			opts = append(opts, client.DryRunAll)
+		}
+		err := e.c.SubResource("eviction").Create(ctx, p, ev, opts...)
+		switch {
+		case err == nil:
+			evicted = append(evicted, p.Namespace+"/"+p.Name)
+		case apierrors.IsNotFound(err):
+			// gone already
+		case apierrors.IsTooManyRequests(err):
+			blocked = append(blocked, p)
+		case transient(err):
+			failed = append(failed, fmt.Sprintf("%s/%s (%v)", p.Namespace, p.Name, err))
+		case ctx.Err() != nil:
+			return outcome{}, ctx.Err()
+		default:
+			return outcome{}, fmt.Errorf("evict pod %s/%s from node %s: %w", p.Namespace, p.Name, d.Node, err)
+		}
+	}
+	var pdbs, pdbNames []string
+	if len(blocked) > 0 {
+		var err error
+		if pdbNames, pdbs, err = e.blockingBudgets(ctx, blocked); err != nil {
+			return outcome{}, err
+		}
+	}
+	if r.dry {
+		msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(evict), "pod", "pods"), d.Node, limitList(podRefs(evict), 10))
+		if len(blocked) > 0 {
+			msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
+		}
+		return finished(msg), nil
+	}
+	still := len(terminating) + len(blocked) + len(failed)
+	done := total - still
+	elapsed := e.clock.Now().Sub(rec.AttemptStarted)
+	if len(blocked) > 0 && elapsed > timeout {
+		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
+			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))
+	}
+	if elapsed > timeout {
+		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; see why they do not terminate (finalizers, grace periods), then run again",
+			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(terminating), failed...), 10))
+	}
+	progress := fmt.Sprintf("node %s: %d/%d pods evicted", d.Node, done, total)
+	if len(terminating) > 0 {
+		progress += fmt.Sprintf(", %d terminating", len(terminating))
+	}
+	wait := time.Duration(0)
+	if len(blocked) > 0 {
+		progress += fmt.Sprintf(", %d waiting on %s", len(blocked), strings.Join(pdbs, ", "))
+		n := r.backoff[st.ID]
+		r.backoff[st.ID] = n + 1
+		wait = min(e.opts.PollInterval<<min(n, 8), maxPDBBackoff)
+		ev := e.stepEvent(r, st, EventWaitingOnPDB, fmt.Sprintf("drain of node %s waits: %s refused by %s; retrying in %s", d.Node, plural(len(blocked), "eviction was", "evictions were"), strings.Join(pdbs, ", "), wait))
+		ev.PDBs, ev.Pods, ev.Done, ev.Of = pdbNames, podRefs(blocked), done, total
+		e.emit(ev)
+	} else {
+		delete(r.backoff, st.ID)
+		if len(evicted) > 0 && len(terminating) == 0 && len(failed) == 0 {
+			wait = time.Nanosecond // evictions went through: look again at once for the pods to go
+		}
+	}
+	if counted { // keep the count for the next unit, which may run in another process (Step)
+		if err := e.save(ctx, r); err != nil {
+			return outcome{}, err
+		}
+	}
+	return outcome{progress: progress, retryAfter: wait, done: done, of: total}, nil
+}
+
+func podRefs(ps []*corev1.Pod) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Namespace+"/"+p.Name)
+	}
+	return out
+}
+
+// blockingBudgets names the PodDisruptionBudgets covering the blocked pods ("namespace/name") and
+// describes them, from one LIST of all budgets.
+func (e *Executor) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (names, descs []string, err error) {
+	var list policyv1.PodDisruptionBudgetList
+	if err := e.retry(ctx, "list PodDisruptionBudgets", func(ctx context.Context) error { return e.c.List(ctx, &list) }); err != nil {
+		return nil, nil, fmt.Errorf("list PodDisruptionBudgets to name what holds the drain: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range blocked {
+		for i := range list.Items {
+			b := &list.Items[i]
+			if b.Namespace != p.Namespace || b.Spec.Selector == nil {
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+			if err != nil || !sel.Matches(labelsSet(p.Labels)) {
+				continue
+			}
+			name := fmt.Sprintf("PodDisruptionBudget %s/%s (%d disruptions allowed, %d/%d healthy)", b.Namespace, b.Name,
+				b.Status.DisruptionsAllowed, b.Status.CurrentHealthy, b.Status.DesiredHealthy)
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+				names = append(names, b.Namespace+"/"+b.Name)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "a PodDisruptionBudget the executor could not match (or API throttling)")
+	}
+	sort.Strings(out)
+	sort.Strings(names)
+	return names, out, nil
+}

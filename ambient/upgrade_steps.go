@@ -262,7 +262,7 @@ func (u *upgrader) moveTags(s *mesh.Snapshot, newRev, prefix string) error {
 	order := make([]string, 0, len(ranked))
 	for _, t := range u.opts.TagOrder {
 		if _, ok := s.Tag(t); !ok {
-			return fmt.Errorf("%w: tagOrder names tag %q, which does not exist (tags: %v)", ErrInvalidOptions, t, tagNames(s))
+			return fmt.Errorf("%w: tagOrder names tag %q, which does not exist (tags: %v)", ErrInvalidOptions, t, s.TagNames())
 		}
 		if !contains(order, t) {
 			order = append(order, t)
@@ -292,14 +292,6 @@ func (u *upgrader) moveTags(s *mesh.Snapshot, newRev, prefix string) error {
 		}
 	}
 	return nil
-}
-
-func tagNames(s *mesh.Snapshot) []string {
-	var out []string
-	for _, t := range s.Tags {
-		out = append(out, t.Name)
-	}
-	return out
 }
 
 // namespacesPinned reports namespaces labelled with an old revision's name directly: the plan does not

@@ -64,14 +64,14 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 func MoveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions) ([]plan.Step, Radius, error) {
 	t, ok := s.Tag(tag)
 	if !ok {
-		return nil, Radius{}, fmt.Errorf("%w: tag %q does not exist; known tags: %v (create one with istioctl tag set)", ErrUnknownTag, tag, tagNames(s))
+		return nil, Radius{}, fmt.Errorf("%w: tag %q does not exist; known tags: %v (create one with istioctl tag set)", ErrUnknownTag, tag, s.TagNames())
 	}
 	if _, isRev := s.Revision(tag); isRev {
 		return nil, Radius{}, fmt.Errorf("%w: tag %q has the name of a revision; rename the tag", ErrTagIsRevision, tag)
 	}
 	r, ok := s.Revision(rev)
 	if !ok {
-		return nil, Radius{}, fmt.Errorf("%w: revision %q has no istiod (running: %v); install it first", ErrRevisionNotReady, rev, revisionNames(s))
+		return nil, Radius{}, fmt.Errorf("%w: revision %q has no istiod (running: %v); install it first", ErrRevisionNotReady, rev, s.RevisionNames())
 	}
 	if !r.Ready() {
 		return nil, Radius{}, fmt.Errorf("%w: revision %q has %d of %d replicas ready; wait for it or fix it first", ErrRevisionNotReady, rev, r.ReadyReplicas, r.Replicas)
@@ -187,20 +187,4 @@ func checkOverlap(s *mesh.Snapshot, tag string) error {
 		}
 	}
 	return nil
-}
-
-func tagNames(s *mesh.Snapshot) []string {
-	var out []string
-	for _, t := range s.Tags {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-func revisionNames(s *mesh.Snapshot) []string {
-	var out []string
-	for _, r := range s.Revisions {
-		out = append(out, r.Name)
-	}
-	return out
 }

@@ -1,9 +1,10 @@
 package execute
 
 import (
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+
 	"context"
 	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -60,26 +61,9 @@ type HelmRollbackRequest struct {
 	DryRun bool
 }
 
-// Release is a Helm release as the executor sees it (helm status plus helm get values).
-type Release struct {
-	// Name and Namespace name the release; Chart, ChartVersion and AppVersion come from the chart's
-	// metadata; Revision is Helm's release revision.
-	Name         string `json:"name"`
-	Namespace    string `json:"namespace"`
-	Chart        string `json:"chart"`
-	ChartVersion string `json:"chartVersion"`
-	AppVersion   string `json:"appVersion,omitempty"`
-	Revision     int    `json:"revision"`
-	// Status is Helm's status: deployed, failed, pending-install, pending-upgrade, ...
-	Status string `json:"status"`
-	// Values are the user-supplied values of this revision.
-	Values map[string]any `json:"values,omitempty"`
-}
-
-// String prints "namespace/name chart-version #revision (status)".
-func (r *Release) String() string {
-	return fmt.Sprintf("%s/%s %s-%s #%d (%s)", r.Namespace, r.Name, r.Chart, r.ChartVersion, r.Revision, r.Status)
-}
+// Release is a Helm release as the executor sees it (helm status plus helm get values): the same
+// record observation keeps in a snapshot. Status is Helm's (deployed, failed, pending-upgrade, ...).
+type Release = mesh.HelmRelease
 
 // atTarget reports whether the release already is what the request asks for: deployed, at the
 // requested chart version, with the requested values (a subset of them under ReuseValues). Null values

@@ -232,3 +232,21 @@ func ReadyAgentOn(pods []NodePod, node string) (NodePod, bool) {
 	}
 	return NodePod{}, false
 }
+
+// TagNames returns the names of the tags, in snapshot order.
+func (s *Snapshot) TagNames() []string {
+	out := make([]string, 0, len(s.Tags))
+	for _, t := range s.Tags {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// RevisionNames returns the names of the revisions, in snapshot order.
+func (s *Snapshot) RevisionNames() []string {
+	out := make([]string, 0, len(s.Revisions))
+	for _, r := range s.Revisions {
+		out = append(out, r.Name)
+	}
+	return out
+}

@@ -1,5 +1,7 @@
 package mesh
 
+import "fmt"
+
 // APIVersion is the apiVersion written on every document this library produces.
 const APIVersion = "ambientkit.io/v1alpha1"
 
@@ -538,6 +540,11 @@ type HelmRelease struct {
 	Status   string `json:"status"`
 	// Values are the user-supplied values (helm get values).
 	Values map[string]any `json:"values,omitempty"`
+}
+
+// String prints "namespace/name chart-version #revision (status)".
+func (h *HelmRelease) String() string {
+	return fmt.Sprintf("%s/%s %s-%s #%d (%s)", h.Namespace, h.Name, h.Chart, h.ChartVersion, h.Revision, h.Status)
 }
 
 // CRD is a CustomResourceDefinition of Istio or the Gateway API.

@@ -39,6 +39,9 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := cli.CheckFormat(*out); err != nil {
+		return err
+	}
 	snap, err := src.Observe(ctx)
 	if err != nil {
 		return err
@@ -70,16 +73,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out != "markdown" {
-		enc := plan.EncodeYAML
-		if *out == "json" {
-			enc = plan.EncodeJSON
-		}
-		b, err := enc(p)
-		if err != nil {
-			return err
-		}
-		_, err = os.Stdout.Write(b)
+	if done, err := cli.WriteEncoded(os.Stdout, p, *out); done || err != nil {
 		return err
 	}
 	fmt.Println("# Tags, lowest risk first")

@@ -45,8 +45,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out != "markdown" && *out != "yaml" && *out != "json" {
-		return fmt.Errorf("-o %q: want markdown, yaml or json", *out)
+	if err := cli.CheckFormat(*out); err != nil {
+		return err
 	}
 	snap, err := src.Observe(ctx)
 	if err != nil {
@@ -69,32 +69,23 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if p == nil {
 		return planErr
 	}
-	switch *out {
-	case "yaml", "json":
-		enc := plan.EncodeYAML
-		if *out == "json" {
-			enc = plan.EncodeJSON
-		}
-		b, err := enc(p)
+	if done, err := cli.WriteEncoded(stdout, p, *out); done || err != nil {
 		if err != nil {
 			return err
 		}
-		if _, err := stdout.Write(b); err != nil {
-			return err
-		}
-	default:
-		compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: opts.Target,
-			Strategy: opts.Strategy, Today: opts.Today, Waive: opts.Waive})
-		if err != nil {
-			return err
-		}
-		if err := ambient.RenderCompatibility(stdout, compat); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout)
-		if err := plan.RenderMarkdown(stdout, p); err != nil {
-			return err
-		}
+		return planErr
+	}
+	compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: opts.Target,
+		Strategy: opts.Strategy, Today: opts.Today, Waive: opts.Waive})
+	if err != nil {
+		return err
+	}
+	if err := ambient.RenderCompatibility(stdout, compat); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	if err := plan.RenderMarkdown(stdout, p); err != nil {
+		return err
 	}
 	return planErr
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
@@ -13,6 +14,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/demo"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // Source is where the examples read the mesh from.
@@ -54,4 +56,32 @@ func (s *Source) Observe(ctx context.Context) (*mesh.Snapshot, error) {
 		return observe.Live(ctx, c, observe.Options{ServerVersion: dc})
 	}
 	return demo.Snapshot(ctx)
+}
+
+// CheckFormat refuses an -o value other than markdown, yaml and json.
+func CheckFormat(format string) error {
+	switch format {
+	case "markdown", "yaml", "json":
+		return nil
+	}
+	return fmt.Errorf("-o %q: want markdown, yaml or json", format)
+}
+
+// WriteEncoded writes the plan as YAML or JSON and reports true, or reports false for markdown, which
+// each example renders with its own preamble.
+func WriteEncoded(w io.Writer, p *plan.Plan, format string) (bool, error) {
+	enc := plan.EncodeYAML
+	switch format {
+	case "json":
+		enc = plan.EncodeJSON
+	case "yaml":
+	default:
+		return false, nil
+	}
+	b, err := enc(p)
+	if err != nil {
+		return true, err
+	}
+	_, err = w.Write(b)
+	return true, err
 }

@@ -160,36 +160,48 @@ func (u *upgrader) nodeByNode(s *mesh.Snapshot, z mesh.Ztunnel, target mesh.Vers
 		var done []string
 		for _, d := range nodes[start:end] {
 			id := base + "node/" + d.node.Name + "/"
-			deps := before
-			if d.ambient {
-				u.add(plan.Step{ID: id + "cordon", Description: fmt.Sprintf("cordon %s (pool %s)", d.node.Name, orDefault(d.node.Pool, "-")), Risk: plan.RiskLow,
-					Cordon:   &plan.NodeRef{Node: d.node.Name},
-					Rollback: &plan.Step{ID: id + "cordon/undo", Description: "uncordon " + d.node.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: d.node.Name}}},
-					deps...)
-				drain := plan.Step{ID: id + "drain", Description: fmt.Sprintf("drain %s through the Eviction API", d.node.Name),
-					Reason: "move ambient workloads off the node so no connection goes through the ztunnel being replaced",
-					Risk:   plan.RiskHigh,
-					Drain: &plan.NodeDrain{Node: d.node.Name, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
-						MayHold: d.mayHold},
-					Verification: []plan.Check{{Type: plan.CheckNodeDrained, Object: mesh.ObjectRef{Kind: "Node", Name: d.node.Name},
-						Description: fmt.Sprintf("only DaemonSet pods are left on %s", d.node.Name)}},
-					Rollback: &plan.Step{ID: id + "drain/undo", Description: "uncordon " + d.node.Name + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
-						Uncordon: &plan.NodeRef{Node: d.node.Name}},
-				}
-				if d.blocked {
-					drain.Notes = append(drain.Notes, "a PodDisruptionBudget allows no disruption here: the drain waits until it does or times out, and names the budget")
-				}
-				u.add(drain)
-				deps = nil
+			// Every node is cordoned and drained before its ztunnel is replaced, also a node that ran no
+			// ambient pod when the plan was made: pods the plan's earlier drains evict may be rescheduled
+			// onto it, and the cordon keeps new ones away during the swap. Such a node's drain evicts only
+			// the ambient pods found there when it runs (usually none).
+			u.add(plan.Step{ID: id + "cordon", Description: fmt.Sprintf("cordon %s (pool %s)", d.node.Name, orDefault(d.node.Pool, "-")), Risk: plan.RiskLow,
+				Cordon:   &plan.NodeRef{Node: d.node.Name},
+				Rollback: &plan.Step{ID: id + "cordon/undo", Description: "uncordon " + d.node.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: d.node.Name}}},
+				before...)
+			drain := plan.Step{ID: id + "drain", Description: fmt.Sprintf("drain %s through the Eviction API", d.node.Name),
+				Reason: "move ambient workloads off the node so no connection goes through the ztunnel being replaced",
+				Risk:   plan.RiskHigh,
+				Drain: &plan.NodeDrain{Node: d.node.Name, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
+					MayHold: d.mayHold},
+				Verification: []plan.Check{{Type: plan.CheckNodeDrained, Object: mesh.ObjectRef{Kind: "Node", Name: d.node.Name},
+					Description: fmt.Sprintf("only DaemonSet pods are left on %s", d.node.Name)}},
+				Rollback: &plan.Step{ID: id + "drain/undo", Description: "uncordon " + d.node.Name + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
+					Uncordon: &plan.NodeRef{Node: d.node.Name}},
 			}
+			if !d.ambient {
+				drain.Description = fmt.Sprintf("evict the ambient pods rescheduled onto %s since planning, if any", d.node.Name)
+				drain.Reason = "no ambient pod ran here when the plan was made, but the drains of earlier nodes may have moved some here"
+				drain.Risk = plan.RiskLow
+				drain.Drain.AmbientOnly = true
+				drain.Verification[0].Params = map[string]string{"ambientOnly": "true"}
+				drain.Verification[0].Description = fmt.Sprintf("no ambient pod is left on %s", d.node.Name)
+			}
+			if d.blocked {
+				drain.Notes = append(drain.Notes, "a PodDisruptionBudget allows no disruption here: the drain waits until it does or times out, and names the budget")
+			}
+			u.add(drain)
 			u.add(plan.Step{ID: id + "replace", Description: fmt.Sprintf("delete the ztunnel pod on %s so the DaemonSet recreates it at %s", d.node.Name, target),
 				Reason: resetNote, Risk: riskFor(d.ambient),
-				DeletePod: &plan.PodSelection{Namespace: z.Namespace, Selector: z.Selector, Node: d.node.Name}}, deps...)
+				DeletePod: &plan.PodSelection{Namespace: z.Namespace, Selector: z.Selector, Node: d.node.Name}})
 			u.add(plan.Step{ID: id + "wait", Description: fmt.Sprintf("wait until ztunnel %s is ready on %s", target, d.node.Name), Risk: plan.RiskNone,
 				WaitFor: &plan.WaitFor{TimeoutSeconds: 300, Check: plan.Check{Type: plan.CheckNodeAgentReady, Object: z.Ref(),
 					Params:      map[string]string{"node": d.node.Name, "version": target.String()},
 					Description: fmt.Sprintf("a ready ztunnel %s pod runs on %s", target, d.node.Name)}}})
-			if d.ambient {
+			if d.node.Unschedulable {
+				// Cordoned before the upgrade: someone wanted it so; the plan leaves it cordoned.
+				u.p.Steps[len(u.p.Steps)-1].Notes = append(u.p.Steps[len(u.p.Steps)-1].Notes,
+					fmt.Sprintf("%s was cordoned before the upgrade; the plan leaves it cordoned", d.node.Name))
+			} else {
 				u.add(plan.Step{ID: id + "uncordon", Description: "uncordon " + d.node.Name, Risk: plan.RiskLow,
 					Uncordon: &plan.NodeRef{Node: d.node.Name},
 					Verification: []plan.Check{{Type: plan.CheckNodeSchedulable, Object: mesh.ObjectRef{Kind: "Node", Name: d.node.Name},

@@ -154,6 +154,35 @@ func TestPlanUpgradeGolden(t *testing.T) {
 	}
 }
 
+func TestNodeByNodeCordonsDrainsAndUncordonsEveryNodeButOnesCordonedBefore(t *testing.T) {
+	s := meshtest.Healthy("1.30.3", 4)
+	s.Nodes[3].Unschedulable = true // general-2, cordoned by its owner before the upgrade
+	p, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: v("1.31.4"), Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range s.Nodes {
+		for _, suffix := range []string{"cordon", "drain", "replace", "wait", "uncordon"} {
+			st, ok := p.Step("ztunnel/node/" + n.Name + "/" + suffix)
+			if suffix == "uncordon" && n.Unschedulable {
+				if ok {
+					t.Errorf("%s was cordoned before the upgrade and must stay cordoned", n.Name)
+				}
+				continue
+			}
+			if !ok {
+				t.Errorf("node %s lacks step %s", n.Name, suffix)
+				continue
+			}
+			// A node that ran no ambient pod when planned still gets an ambient-only drain: the drains
+			// of earlier nodes may reschedule ambient pods onto it.
+			if suffix == "drain" && st.Drain.AmbientOnly == (s.AmbientNodes()[n.Name] > 0) {
+				t.Errorf("node %s: ambientOnly=%v, want %v", n.Name, st.Drain.AmbientOnly, s.AmbientNodes()[n.Name] == 0)
+			}
+		}
+	}
+}
+
 func TestPlanUpgradeFindingsNameWhatStopsIt(t *testing.T) {
 	tests := []struct {
 		name   string

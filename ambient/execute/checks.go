@@ -88,7 +88,7 @@ func (cp *checkPass) check(ctx context.Context, c plan.Check) (bool, string, err
 	case plan.CheckHelmReleaseVersion:
 		return cp.e.helmReleaseVersion(ctx, c)
 	case plan.CheckNodeDrained:
-		return cp.e.nodeDrained(ctx, nodeOf(c))
+		return cp.e.nodeDrained(ctx, nodeOf(c), c.Params["ambientOnly"] == "true")
 	case plan.CheckNodeSchedulable:
 		return cp.e.nodeSchedulable(ctx, nodeOf(c))
 	case plan.CheckRevisionExistsAndReady:
@@ -407,13 +407,23 @@ func (e *Executor) helmReleaseVersion(ctx context.Context, c plan.Check) (bool, 
 	return true, "", nil
 }
 
-func (e *Executor) nodeDrained(ctx context.Context, node string) (bool, string, error) {
+func (e *Executor) nodeDrained(ctx context.Context, node string, ambientOnly bool) (bool, string, error) {
 	var pods corev1.PodList
 	if err := e.list(ctx, "pods on node "+node, &pods, client.MatchingFields{"spec.nodeName": node}); err != nil {
 		return false, "", err
 	}
+	var ambientNS map[string]bool
+	if ambientOnly {
+		var err error
+		if ambientNS, err = e.ambientNamespaces(ctx); err != nil {
+			return false, "", err
+		}
+	}
 	var left []string
 	for i := range pods.Items {
+		if ambientOnly && !ambientCaptured(&pods.Items[i], ambientNS) {
+			continue
+		}
 		if !stays(&pods.Items[i]) {
 			left = append(left, pods.Items[i].Namespace+"/"+pods.Items[i].Name)
 		}

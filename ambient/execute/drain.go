@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
@@ -56,11 +57,18 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	}); err != nil {
 		return outcome{}, fmt.Errorf("list pods on node %s: %w", d.Node, err)
 	}
+	var ambientNS map[string]bool
+	if d.AmbientOnly {
+		var err error
+		if ambientNS, err = e.ambientNamespaces(ctx); err != nil {
+			return outcome{}, err
+		}
+	}
 	var terminating, evict []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		switch {
-		case stays(p):
+		case stays(p), d.AmbientOnly && !ambientCaptured(p, ambientNS):
 		case p.DeletionTimestamp != nil:
 			terminating = append(terminating, p)
 		default:
@@ -203,4 +211,36 @@ func (e *Executor) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (
 	sort.Strings(out)
 	sort.Strings(names)
 	return names, out, nil
+}
+
+// ambientNamespaces lists the namespaces labelled istio.io/dataplane-mode=ambient (one LIST).
+func (e *Executor) ambientNamespaces(ctx context.Context) (map[string]bool, error) {
+	var nss corev1.NamespaceList
+	if err := e.list(ctx, "namespaces", &nss); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range nss.Items {
+		if n.Labels[mesh.LabelDataplaneMode] == "ambient" {
+			out[n.Name] = true
+		}
+	}
+	return out, nil
+}
+
+// ambientCaptured reports whether ambient captures the pod, by istio-cni's rules: it carries the
+// redirection annotation, or is labelled ambient, or is in an ambient namespace and not opted out;
+// never a sidecar pod or a host-network pod.
+func ambientCaptured(p *corev1.Pod, ambientNS map[string]bool) bool {
+	if p.Spec.HostNetwork {
+		return false
+	}
+	if _, sidecar := p.Annotations[mesh.AnnotationSidecarStatus]; sidecar {
+		return false
+	}
+	if p.Annotations[mesh.AnnotationRedirection] != "" { // the CNI says so (also under custom enablementSelectors)
+		return true
+	}
+	mode := p.Labels[mesh.LabelDataplaneMode]
+	return mode == "ambient" || (mode != "none" && ambientNS[p.Namespace])
 }

@@ -206,6 +206,10 @@ func Commands(s *Step) []string {
 		if d.TimeoutSeconds > 0 {
 			c += fmt.Sprintf(" --timeout=%ds", d.TimeoutSeconds)
 		}
+		if d.AmbientOnly {
+			return []string{"# evict only the pods ambient captures on " + d.Node + " (usually none); list them with:",
+				"kubectl get pods -A --field-selector spec.nodeName=" + d.Node + " -o wide  # ambient namespaces, not istio.io/dataplane-mode=none, no sidecar"}
+		}
 		return []string{c}
 	case KindDeletePod:
 		p := s.DeletePod

@@ -220,6 +220,11 @@ type NodeDrain struct {
 	DeleteEmptyDirData bool `json:"deleteEmptyDirData"`
 	// MayHold lists what may hold the drain up, by name, for the reviewer.
 	MayHold []string `json:"mayHold,omitempty"`
+	// AmbientOnly evicts only the pods ambient captures when the drain runs (ambient namespace or pod
+	// label, not opted out, no sidecar, not on the host network); every other pod stays. Node-by-node
+	// ztunnel replacement drains so the nodes that ran no ambient pod when the plan was made: pods
+	// evicted from earlier nodes may have been rescheduled onto them since.
+	AmbientOnly bool `json:"ambientOnly,omitempty"`
 }
 
 // PodSelection selects pods: by namespace and label selector, optionally on one node.

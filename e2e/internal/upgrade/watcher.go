@@ -1,0 +1,405 @@
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Watcher checks, from every pod and PodDisruptionBudget event (informers, so nothing between two
+// polls is missed), that:
+//
+//   - no ambient node is ever without a ready ztunnel: whenever a node has a pod ambient captures (in a
+//     namespace labelled istio.io/dataplane-mode=ambient or labelled so itself, not opted out with
+//     dataplane-mode=none, not injected with a sidecar, not on the host network, bound to the node and
+//     not finished, terminating pods included since they still run), it must have a ready,
+//     non-terminating ztunnel pod;
+//   - no PodDisruptionBudget that was healthy when the watcher started is ever violated
+//     (status.currentHealthy < status.desiredHealthy).
+//
+// Namespaces are read once at start: the feature changes no namespace's dataplane mode while it runs.
+type Watcher struct {
+	// ZtunnelNamespace and ZtunnelApp select ztunnel pods (namespace, label app).
+	ZtunnelNamespace, ZtunnelApp string
+
+	mu        sync.Mutex
+	synced    bool
+	ambientNS map[string]bool
+	pods      map[string]podState // by namespace/name
+	zt        map[string]map[string]bool
+	amb       map[string]map[string]bool
+	open      map[string]*Gap
+	gaps      []Gap
+	ambNodes  map[string]bool
+	events    int
+	ztDeleted int
+	ztCreated int
+
+	pdbHealthyAtStart map[string]bool
+	pdbOpen           map[string]*PDBViolation
+	pdbViolations     []PDBViolation
+	pdbMinMargin      map[string]int32
+	pdbEvents         int
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Gap is a time an ambient node had no ready ztunnel.
+type Gap struct {
+	Node       string
+	Start, End time.Time // End is zero while it lasts
+	// AmbientPods on the node when it began; Ztunnels the ztunnel pods there then (name, ready, terminating).
+	AmbientPods []string
+	Ztunnels    []string
+}
+
+func (g Gap) String() string {
+	end := "still open"
+	if !g.End.IsZero() {
+		end = fmt.Sprintf("for %s", g.End.Sub(g.Start).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("node %s had no ready ztunnel at %s (%s) while running ambient pods %v; ztunnel pods there: %v",
+		g.Node, g.Start.Format("15:04:05.000"), end, g.AmbientPods, g.Ztunnels)
+}
+
+// PDBViolation is a time a budget had fewer healthy pods than it desires.
+type PDBViolation struct {
+	PDB                     string
+	Start, End              time.Time
+	CurrentHealthy, Desired int32
+}
+
+func (v PDBViolation) String() string {
+	end := "still open"
+	if !v.End.IsZero() {
+		end = fmt.Sprintf("for %s", v.End.Sub(v.Start).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("PodDisruptionBudget %s had %d healthy of %d desired at %s (%s)", v.PDB, v.CurrentHealthy, v.Desired, v.Start.Format("15:04:05.000"), end)
+}
+
+type podState struct {
+	node     string
+	ztunnel  bool // a ztunnel pod
+	ready    bool // ztunnel: ready and not terminating
+	ambient  bool // an ambient-captured pod bound to node and not finished
+	deleting bool
+}
+
+// StartWatcher lists the namespaces, starts the informers and returns once they have delivered the
+// initial state and the state was checked once.
+func StartWatcher(ctx context.Context, cs kubernetes.Interface, ztunnelNamespace string) (*Watcher, error) {
+	w := &Watcher{
+		ZtunnelNamespace: ztunnelNamespace, ZtunnelApp: "ztunnel",
+		ambientNS: map[string]bool{}, pods: map[string]podState{}, zt: map[string]map[string]bool{}, amb: map[string]map[string]bool{},
+		open: map[string]*Gap{}, ambNodes: map[string]bool{},
+		pdbHealthyAtStart: map[string]bool{}, pdbOpen: map[string]*PDBViolation{}, pdbMinMargin: map[string]int32{},
+		done: make(chan struct{}),
+	}
+	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nss.Items {
+		w.ambientNS[n.Name] = n.Labels[mesh.LabelDataplaneMode] == "ambient"
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
+	f := informers.NewSharedInformerFactory(cs, 0)
+	pods := f.Core().V1().Pods().Informer()
+	pdbs := f.Policy().V1().PodDisruptionBudgets().Informer()
+	podReg, err := pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.pod(o, false) },
+		UpdateFunc: func(_, o any) { w.pod(o, false) },
+		DeleteFunc: func(o any) { w.pod(o, true) },
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	pdbReg, err := pdbs.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.pdb(o) },
+		UpdateFunc: func(_, o any) { w.pdb(o) },
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	f.Start(wctx.Done())
+	go func() {
+		<-wctx.Done()
+		f.Shutdown()
+		close(w.done)
+	}()
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	defer scancel()
+	if !cache.WaitForCacheSync(sctx.Done(), podReg.HasSynced, pdbReg.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("watcher: informers did not sync within a minute")
+	}
+	w.mu.Lock()
+	w.synced = true
+	for n := range w.amb {
+		w.check(n, time.Now())
+	}
+	w.mu.Unlock()
+	return w, nil
+}
+
+// Stop stops the informers.
+func (w *Watcher) Stop() {
+	w.cancel()
+	<-w.done
+}
+
+func (w *Watcher) pod(o any, deleted bool) {
+	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o, deleted = d.Obj, true
+	}
+	p, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	key := p.Namespace + "/" + p.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.events++
+	old, had := w.pods[key]
+	var st podState
+	if !deleted {
+		st = w.classify(p)
+	}
+	if had {
+		w.remove(key, old)
+	}
+	if w.synced && old.ztunnel && had && !old.deleting && (deleted || st.deleting) {
+		w.ztDeleted++
+	}
+	if !deleted {
+		if w.synced && st.ztunnel && !had {
+			w.ztCreated++
+		}
+		w.pods[key] = st
+		w.insert(key, st)
+	} else {
+		delete(w.pods, key)
+	}
+	if had && old.node != "" {
+		w.check(old.node, now)
+	}
+	if !deleted && st.node != "" && st.node != old.node {
+		w.check(st.node, now)
+	}
+}
+
+func (w *Watcher) classify(p *corev1.Pod) podState {
+	st := podState{node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil}
+	if p.Namespace == w.ZtunnelNamespace && p.Labels["app"] == w.ZtunnelApp {
+		st.ztunnel = true
+		st.ready = !st.deleting && p.Status.Phase == corev1.PodRunning && podReady(p)
+		return st
+	}
+	if st.node == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Spec.HostNetwork {
+		return st
+	}
+	if _, sidecar := p.Annotations[mesh.AnnotationSidecarStatus]; sidecar {
+		return st
+	}
+	mode := p.Labels[mesh.LabelDataplaneMode]
+	st.ambient = mode == "ambient" || (mode != "none" && w.ambientNS[p.Namespace])
+	return st
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (w *Watcher) remove(key string, st podState) {
+	if st.node == "" {
+		return
+	}
+	delete(w.zt[st.node], key)
+	delete(w.amb[st.node], key)
+}
+
+func (w *Watcher) insert(key string, st podState) {
+	if st.node == "" {
+		return
+	}
+	if st.ztunnel && st.ready {
+		if w.zt[st.node] == nil {
+			w.zt[st.node] = map[string]bool{}
+		}
+		w.zt[st.node][key] = true
+	}
+	if st.ambient {
+		if w.amb[st.node] == nil {
+			w.amb[st.node] = map[string]bool{}
+		}
+		w.amb[st.node][key] = true
+	}
+}
+
+// check opens or closes the node's gap; w.mu is held.
+func (w *Watcher) check(node string, now time.Time) {
+	if !w.synced {
+		return
+	}
+	ambient := len(w.amb[node]) > 0
+	ready := len(w.zt[node]) > 0
+	if ambient {
+		w.ambNodes[node] = true
+	}
+	g := w.open[node]
+	switch {
+	case ambient && !ready && g == nil:
+		g = &Gap{Node: node, Start: now, AmbientPods: sortedKeys(w.amb[node]), Ztunnels: w.ztunnelsOn(node)}
+		w.open[node] = g
+	case (!ambient || ready) && g != nil:
+		g.End = now
+		w.gaps = append(w.gaps, *g)
+		delete(w.open, node)
+	}
+}
+
+func (w *Watcher) ztunnelsOn(node string) []string {
+	var out []string
+	for k, st := range w.pods {
+		if st.ztunnel && st.node == node {
+			out = append(out, fmt.Sprintf("%s(ready=%v,terminating=%v)", k, st.ready, st.deleting))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (w *Watcher) pdb(o any) {
+	b, ok := o.(*policyv1.PodDisruptionBudget)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	key := b.Namespace + "/" + b.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pdbEvents++
+	s := b.Status
+	if s.ObservedGeneration < b.Generation {
+		return // the disruption controller has not computed this spec yet
+	}
+	healthy := s.CurrentHealthy >= s.DesiredHealthy
+	started, seen := w.pdbHealthyAtStart[key]
+	if !seen {
+		w.pdbHealthyAtStart[key] = healthy
+		w.pdbMinMargin[key] = s.CurrentHealthy - s.DesiredHealthy
+		return
+	}
+	if m := s.CurrentHealthy - s.DesiredHealthy; m < w.pdbMinMargin[key] {
+		w.pdbMinMargin[key] = m
+	}
+	if !started {
+		return
+	}
+	v := w.pdbOpen[key]
+	switch {
+	case !healthy && v == nil:
+		w.pdbOpen[key] = &PDBViolation{PDB: key, Start: now, CurrentHealthy: s.CurrentHealthy, Desired: s.DesiredHealthy}
+	case healthy && v != nil:
+		v.End = now
+		w.pdbViolations = append(w.pdbViolations, *v)
+		delete(w.pdbOpen, key)
+	}
+}
+
+// Report is what the watcher saw.
+type Report struct {
+	// Gaps are the times an ambient node had no ready ztunnel (open ones included): each is a violation.
+	Gaps []Gap
+	// PDBViolations are the times a budget that started healthy was violated (open ones included).
+	PDBViolations []PDBViolation
+	// PodEvents and PDBEvents count the informer events handled.
+	PodEvents, PDBEvents int
+	// ZtunnelPodsDeleted and ZtunnelPodsCreated count ztunnel pods seen going away and appearing
+	// after the watcher started.
+	ZtunnelPodsDeleted, ZtunnelPodsCreated int
+	// AmbientNodes are the nodes that ran ambient pods at some point.
+	AmbientNodes []string
+	// PDBMinMargin is, per budget, the lowest currentHealthy - desiredHealthy seen.
+	PDBMinMargin map[string]int32
+	// PDBsHealthyAtStart are the budgets checked.
+	PDBsHealthyAtStart []string
+}
+
+// Report returns what the watcher saw so far.
+func (w *Watcher) Report() Report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := Report{PodEvents: w.events, PDBEvents: w.pdbEvents, ZtunnelPodsDeleted: w.ztDeleted, ZtunnelPodsCreated: w.ztCreated,
+		AmbientNodes: sortedKeys(w.ambNodes), PDBMinMargin: map[string]int32{}}
+	r.Gaps = append(r.Gaps, w.gaps...)
+	for _, g := range w.open {
+		r.Gaps = append(r.Gaps, *g)
+	}
+	r.PDBViolations = append(r.PDBViolations, w.pdbViolations...)
+	for _, v := range w.pdbOpen {
+		r.PDBViolations = append(r.PDBViolations, *v)
+	}
+	for k, v := range w.pdbMinMargin {
+		r.PDBMinMargin[k] = v
+	}
+	for k, ok := range w.pdbHealthyAtStart {
+		if ok {
+			r.PDBsHealthyAtStart = append(r.PDBsHealthyAtStart, k)
+		}
+	}
+	sort.Strings(r.PDBsHealthyAtStart)
+	sort.Slice(r.Gaps, func(i, j int) bool { return r.Gaps[i].Start.Before(r.Gaps[j].Start) })
+	sort.Slice(r.PDBViolations, func(i, j int) bool { return r.PDBViolations[i].Start.Before(r.PDBViolations[j].Start) })
+	return r
+}
+
+// Summary prints the report in one line.
+func (r Report) Summary() string {
+	var m []string
+	for _, k := range sortedMarginKeys(r.PDBMinMargin) {
+		m = append(m, fmt.Sprintf("%s=%d", k, r.PDBMinMargin[k]))
+	}
+	return fmt.Sprintf("%d pod events, %d PDB events; ztunnel pods deleted %d, created %d; ambient nodes seen %d %v; lowest PDB margins (healthy-desired) %s; %d ztunnel gaps on ambient nodes, %d PDB violations",
+		r.PodEvents, r.PDBEvents, r.ZtunnelPodsDeleted, r.ZtunnelPodsCreated, len(r.AmbientNodes), r.AmbientNodes, strings.Join(m, " "), len(r.Gaps), len(r.PDBViolations))
+}
+
+func sortedMarginKeys(m map[string]int32) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -249,7 +249,7 @@ func (u *upgrader) mayHold(s *mesh.Snapshot, node string) (hold []string, statef
 				Message: fmt.Sprintf("pod %s/%s on %s has no controller; draining the node deletes it for good", w.Namespace, w.Name, node),
 				Remedy:  "run it under a Deployment or Job, or waive"})
 		case w.Kind == "Job" || w.Kind == "CronJob":
-			hold = append(hold, fmt.Sprintf("%s is running: eviction restarts it from the beginning", w.Ref()))
+			hold = append(hold, fmt.Sprintf("%s is running: eviction stops it; it starts over only if its backoffLimit allows a retry", w.Ref()))
 		case w.Kind == "StatefulSet":
 			hold = append(hold, fmt.Sprintf("%s: its pod restarts with the same identity elsewhere", w.Ref()))
 		}

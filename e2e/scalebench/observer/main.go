@@ -1,0 +1,290 @@
+//go:build e2e
+
+// Command observer is the measured "our side" of the scale bench (hack/scale-bench.sh): it observes a
+// cluster through the public API only (observe.Live with a controller-runtime client, protobuf for
+// built-in kinds), computes the compatibility verdict and plans the upgrade, and writes what it did as
+// JSON: wall time per phase, peak RSS of this process (VmHWM), API requests (Observation.Requests
+// and a count by a wrapping RoundTripper), and what was checked.
+//
+//	observer -kubeconfig K -target 1.31.4 -out ours.json
+//
+// Waivable findings are waived (-waive-waivable, default on) so the plan is runnable; blocking
+// findings stop the plan as they would for a user, and are reported.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// UserAgent of the observer's requests (the audit log shows it).
+const UserAgent = "ambientkit-scalebench-observer"
+
+// Result is written to -out.
+type Result struct {
+	Target        string             `json:"target"`
+	WallSeconds   float64            `json:"wallSeconds"`
+	Phases        map[string]float64 `json:"phaseSeconds"`
+	VmHWMKiB      int64              `json:"vmHWMKiB"`
+	GoHeapSysMiB  float64            `json:"goHeapSysMiB"`
+	Requests      int                `json:"observationRequests"`
+	HTTPRequests  int                `json:"httpRequests"`
+	HTTPByRoute   map[string]int     `json:"httpByRoute"`
+	Skipped       []string           `json:"skipped,omitempty"`
+	Snapshot      SnapshotCounts     `json:"snapshot"`
+	Compatibility CompatCounts       `json:"compatibility"`
+	Plan          PlanCounts         `json:"plan"`
+	Error         string             `json:"error,omitempty"`
+}
+
+// SnapshotCounts say how much the observation saw.
+type SnapshotCounts struct {
+	Nodes, Namespaces, Workloads, Revisions, Tags, Policies, HelmReleases int
+	Pods, SidecarPods, AmbientPods                                        int
+}
+
+// CompatCounts summarise ComputeCompatibility.
+type CompatCounts struct {
+	Components, Nodes int
+	Findings          int
+	BySeverity        map[string]int
+	Codes             map[string]int
+	OK                bool
+}
+
+// PlanCounts summarise PlanUpgrade.
+type PlanCounts struct {
+	Steps, Checks, Findings int
+	Codes                   map[string]int
+	Waived                  []string
+	Runnable                bool
+	// BlockedSteps are steps the plan holds back (Step.Blocked), e.g. removing a revision still in use.
+	BlockedSteps int
+	FirstBlocked string `json:",omitempty"`
+	Blocked      string `json:",omitempty"`
+}
+
+type counter struct {
+	mu      sync.Mutex
+	n       int
+	byRoute map[string]int
+	next    http.RoundTripper
+}
+
+func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
+	route := r.Method + " " + r.URL.Path
+	c.mu.Lock()
+	c.n++
+	c.byRoute[route]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
+	target := flag.String("target", "1.31.4", "Istio version to plan the upgrade to")
+	out := flag.String("out", "", "write the result as JSON here (default stdout)")
+	waive := flag.String("waive", "", "extra comma-separated waivable codes to accept")
+	waiveAll := flag.Bool("waive-waivable", true, "waive every waivable finding the compatibility check reports, so the plan is runnable")
+	pageSize := flag.Int64("page-size", 0, "observe.Options.PageSize (0: the default)")
+	flag.Parse()
+	res, err := run(*kubeconfig, *target, *waive, *waiveAll, *pageSize)
+	if err != nil {
+		res.Error = err.Error()
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if *out == "" {
+		fmt.Println(string(b))
+	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+		fmt.Fprintln(os.Stderr, "observer:", werr)
+		os.Exit(1)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "observer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Result, error) {
+	t0 := time.Now()
+	res := &Result{Target: targetS, Phases: map[string]float64{}}
+	phase := func(name string, since time.Time) { res.Phases[name] = time.Since(since).Seconds() }
+	defer func() {
+		res.WallSeconds = time.Since(t0).Seconds()
+		res.VmHWMKiB = vmHWM()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		res.GoHeapSysMiB = float64(ms.HeapSys) / (1 << 20)
+	}()
+	target, err := mesh.ParseVersion(targetS)
+	if err != nil {
+		return res, err
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return res, err
+	}
+	// Protobuf for built-in kinds (controller-runtime sends JSON for unstructured custom resources
+	// whatever this says). QPS as istioctl sets it, so neither side is throttled differently.
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	rc.QPS, rc.Burst = 50, 100
+	rc.UserAgent = UserAgent
+	cnt := &counter{byRoute: map[string]int{}}
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { cnt.next = rt; return cnt }
+	defer func() {
+		cnt.mu.Lock()
+		res.HTTPRequests = cnt.n
+		res.HTTPByRoute = cnt.byRoute
+		cnt.mu.Unlock()
+	}()
+
+	t := time.Now()
+	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
+	if err != nil {
+		return res, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return res, err
+	}
+	phase("client", t)
+
+	t = time.Now()
+	ctx := context.Background()
+	snap, err := observe.Live(ctx, c, observe.Options{ServerVersion: dc, PageSize: pageSize})
+	phase("observe", t)
+	if err != nil {
+		return res, err
+	}
+	res.Requests = snap.Observation.Requests
+	res.Skipped = snap.Observation.Skipped
+	res.Snapshot = countSnapshot(snap)
+
+	today := time.Now().UTC()
+	t = time.Now()
+	compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: target, Today: today})
+	phase("compatibility", t)
+	if err != nil {
+		return res, err
+	}
+	res.Compatibility = CompatCounts{Components: len(compat.Components), Nodes: len(compat.Nodes), Findings: len(compat.Findings),
+		BySeverity: map[string]int{}, Codes: map[string]int{}, OK: compat.OK()}
+	waived := map[plan.Code]bool{}
+	for _, f := range compat.Findings {
+		res.Compatibility.BySeverity[string(f.Severity)]++
+		res.Compatibility.Codes[string(f.Code)]++
+		if waiveAll && f.Severity == plan.Waivable {
+			waived[f.Code] = true
+		}
+	}
+	for _, w := range strings.Split(waive, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			waived[plan.Code(w)] = true
+		}
+	}
+	opts := ambient.UpgradeOptions{Target: target, Today: today}
+	for c := range waived {
+		opts.Waive = append(opts.Waive, c)
+		res.Plan.Waived = append(res.Plan.Waived, string(c))
+	}
+	sort.Strings(res.Plan.Waived)
+
+	t = time.Now()
+	p, err := ambient.PlanUpgrade(snap, opts)
+	phase("plan", t)
+	// The plan may raise waivable findings of its own (drains, connection resets): accept them too
+	// and plan again, as a user would after reviewing the first plan, so the plan is runnable.
+	if waiveAll && err == nil && p != nil && !p.Runnable() {
+		more := false
+		for _, f := range p.Findings {
+			if f.Severity == plan.Waivable && !f.Waived && !waived[f.Code] {
+				waived[f.Code] = true
+				opts.Waive = append(opts.Waive, f.Code)
+				res.Plan.Waived = append(res.Plan.Waived, string(f.Code))
+				more = true
+			}
+		}
+		if more {
+			sort.Strings(res.Plan.Waived)
+			t = time.Now()
+			p, err = ambient.PlanUpgrade(snap, opts)
+			phase("plan-again-with-waivers", t)
+		}
+	}
+	if p != nil {
+		res.Plan.Steps = len(p.Steps)
+		res.Plan.Findings = len(p.Findings)
+		res.Plan.Codes = map[string]int{}
+		for _, f := range p.Findings {
+			res.Plan.Codes[string(f.Code)]++
+		}
+		for _, st := range p.Steps {
+			res.Plan.Checks += len(st.Preconditions) + len(st.Verification)
+			if st.Blocked != "" {
+				if res.Plan.BlockedSteps == 0 {
+					res.Plan.FirstBlocked = st.ID + ": " + st.Blocked
+					if len(res.Plan.FirstBlocked) > 160 {
+						res.Plan.FirstBlocked = res.Plan.FirstBlocked[:160] + " …"
+					}
+				}
+				res.Plan.BlockedSteps++
+			}
+		}
+		res.Plan.Runnable = p.Runnable()
+	}
+	if errors.Is(err, ambient.ErrBlocked) {
+		res.Plan.Blocked = err.Error()
+		return res, nil
+	}
+	return res, err
+}
+
+func countSnapshot(s *mesh.Snapshot) SnapshotCounts {
+	c := SnapshotCounts{Nodes: len(s.Nodes), Namespaces: len(s.Namespaces), Workloads: len(s.Workloads),
+		Revisions: len(s.Revisions), Tags: len(s.Tags), Policies: len(s.Policies), HelmReleases: len(s.HelmReleases)}
+	for _, n := range s.Namespaces {
+		c.Pods += n.Pods.Total
+		for _, v := range n.Pods.Sidecar {
+			c.SidecarPods += v
+		}
+		c.AmbientPods += n.Pods.AmbientEnabled
+	}
+	return c
+}
+
+// vmHWM is this process's peak resident set size in KiB (/proc/self/status), -1 when unreadable.
+func vmHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			var v int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%d", &v); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,699 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/ambientkit/ambientkit/e2e/internal/charts"
+	"github.com/ambientkit/ambientkit/e2e/internal/cluster"
+	"github.com/ambientkit/ambientkit/e2e/internal/fakecni"
+	"github.com/ambientkit/ambientkit/e2e/internal/fakeistiod"
+	"github.com/ambientkit/ambientkit/e2e/internal/harness"
+	"github.com/ambientkit/ambientkit/e2e/internal/kube"
+)
+
+// Labels and names the bench uses.
+const (
+	labelBench    = "scalebench.ambientkit.io/bench"
+	labelClass    = "scalebench.ambientkit.io/class"
+	nsPrefix      = "bench-"
+	readerNS      = "kube-system"
+	readerPrefix  = "scalebench-"
+	appImage      = "registry.k8s.io/pause:3.10"
+	tokenDuration = 6 * time.Hour
+	// SetupUserAgent marks setup's own requests through the readers' kubeconfigs.
+	SetupUserAgent = "ambientkit-scalebench-setup"
+)
+
+// Readers are the measured tools; each gets its own ServiceAccount and kubeconfig.
+var Readers = []string{"ambientkit", "istioctl"}
+
+// ReaderUser is the audit user name of a reader.
+func ReaderUser(name string) string {
+	return "system:serviceaccount:" + readerNS + ":" + readerPrefix + name
+}
+
+// Namespace classes, by index modulo 10: half ambient, four tenths sidecar (two through the
+// prod-stable tag, one through the revision label, one through istio-injection=enabled, i.e. the
+// default tag), one tenth outside the mesh.
+type nsClass struct {
+	name   string
+	labels map[string]string
+	mode   string // ambient, sidecar, none
+}
+
+func classOf(i int) nsClass {
+	switch i % 10 {
+	case 0, 1, 2, 3, 4:
+		return nsClass{"ambient", map[string]string{"istio.io/dataplane-mode": "ambient"}, "ambient"}
+	case 5, 6:
+		return nsClass{"sidecar-tag", map[string]string{"istio.io/rev": harness.TagProdStable}, "sidecar"}
+	case 7:
+		return nsClass{"sidecar-rev", map[string]string{"istio.io/rev": harness.Revision}, "sidecar"}
+	case 8:
+		return nsClass{"sidecar-default", map[string]string{"istio-injection": "enabled"}, "sidecar"}
+	default:
+		return nsClass{"none", map[string]string{}, "none"}
+	}
+}
+
+// SetupResult is what setup created, written to setup.json.
+type SetupResult struct {
+	Nodes           int               `json:"nodes"`
+	Namespaces      int               `json:"namespaces"`
+	NamespaceClass  map[string]int    `json:"namespaceClasses"`
+	Deployments     int               `json:"deployments"`
+	Services        int               `json:"services"`
+	PDBs            int               `json:"pdbs"`
+	Policies        int               `json:"policies"`
+	Waypoints       int               `json:"waypoints"`
+	AppPods         int               `json:"appPods"`
+	PodsInCluster   int               `json:"podsInCluster"`
+	PodsRunning     int               `json:"podsRunning"`
+	SidecarPods     int               `json:"sidecarPods"`
+	AmbientEnrolled int               `json:"ambientEnrolled"`
+	WebhookCalls    int               `json:"webhookCalls"`
+	WebhookFailures int               `json:"webhookFailures"`
+	NonLoopback     int               `json:"webhookNonLoopback"`
+	Timings         []Timing          `json:"timings"`
+	Kubeconfigs     map[string]string `json:"kubeconfigs"`
+}
+
+// Timing is one timed setup step.
+type Timing struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+type setup struct {
+	kubeconfig string
+	out        string
+	nodes      int
+	namespaces int
+	pods       int
+	depsPerNS  int
+	waypoints  int
+	timeout    time.Duration
+	workers    int
+
+	rc  *rest.Config
+	cs  *kubernetes.Clientset
+	ap  *kube.Applier
+	t0  time.Time
+	res SetupResult
+}
+
+func (s *setup) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[scalebench %7.1fs] %s\n", time.Since(s.t0).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (s *setup) timed(name string, f func() error) error {
+	t0 := time.Now()
+	err := f()
+	d := time.Since(t0)
+	s.res.Timings = append(s.res.Timings, Timing{Name: name, Seconds: d.Round(100 * time.Millisecond).Seconds()})
+	if err != nil {
+		s.logf("%s FAILED after %s: %v", name, d.Round(time.Millisecond), err)
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	s.logf("%s done in %s", name, d.Round(time.Millisecond))
+	return nil
+}
+
+func setupCmd(args []string) error {
+	s := &setup{t0: time.Now()}
+	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
+	fs.StringVar(&s.kubeconfig, "kubeconfig", "", "admin kubeconfig of the kwok cluster")
+	fs.StringVar(&s.out, "out", "", "folder for setup.json and the readers' kubeconfigs")
+	fs.IntVar(&s.nodes, "nodes", 1000, "kwok nodes (split over the pools general and batch)")
+	fs.IntVar(&s.namespaces, "namespaces", 500, "application namespaces")
+	fs.IntVar(&s.pods, "pods", 20000, "application pods (spread over the namespaces' Deployments)")
+	fs.IntVar(&s.depsPerNS, "deployments-per-namespace", 4, "Deployments per namespace")
+	fs.IntVar(&s.waypoints, "waypoints", 5, "waypoint Gateways (in ambient namespaces)")
+	fs.DurationVar(&s.timeout, "timeout", 30*time.Minute, "bound for each wait")
+	fs.IntVar(&s.workers, "workers", 32, "parallel API writers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if s.kubeconfig == "" || s.out == "" {
+		return errors.New("setup: -kubeconfig and -out are required")
+	}
+	if err := os.MkdirAll(s.out, 0o755); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := s.connect(); err != nil {
+		return err
+	}
+	err := s.run(ctx)
+	b, _ := json.MarshalIndent(s.res, "", "  ")
+	if werr := os.WriteFile(filepath.Join(s.out, "setup.json"), b, 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
+func (s *setup) connect() error {
+	rc, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(rc.Host)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("the API server %s is not on a loopback address; the bench only runs against a local kwok cluster", rc.Host)
+	}
+	rc.QPS, rc.Burst = 1000, 2000
+	s.rc = rc
+	if s.cs, err = kubernetes.NewForConfig(rc); err != nil {
+		return err
+	}
+	s.ap, err = kube.NewApplier(rc, "ambientkit-scalebench")
+	return err
+}
+
+func (s *setup) run(ctx context.Context) error {
+	var pools map[string][]string
+	if err := s.timed("nodes", func() error {
+		var err error
+		pools, err = s.createNodes(ctx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := s.timed("gateway-api-crds", func() error {
+		v, err := charts.InstallGatewayAPICRDs(ctx, s.ap, s.timeout)
+		s.logf("gateway api: standard CRDs %s", v)
+		return err
+	}); err != nil {
+		return err
+	}
+	var fake *fakeistiod.Server
+	if err := s.timed("fake-istiod", func() error {
+		var err error
+		fake, err = fakeistiod.Start(ctx, fakeistiod.Options{Client: s.cs, IstioNamespace: harness.IstioNamespace, Logf: s.logf})
+		return err
+	}); err != nil {
+		return err
+	}
+	defer fake.Stop()
+	ist := charts.Istio{
+		Namespace: harness.IstioNamespace, Revision: harness.Revision, Version: harness.IstioVersion, Hub: harness.IstioHub,
+		Tags:             []string{"default", harness.TagProdStable},
+		GatewayNamespace: harness.GatewayNamespace, GatewayRelease: harness.GatewayRelease,
+		Timeout: s.timeout,
+	}
+	if err := s.timed("istio", func() error {
+		dir, err := charts.IstioChartsDir(ctx)
+		if err != nil {
+			return err
+		}
+		h := &charts.Helm{Kubeconfig: s.kubeconfig, CacheDir: filepath.Join(s.out, "helm-cache"), ChartsDir: dir,
+			ReleaseVersion: harness.IstioVersion, Logf: s.logf}
+		_, err = charts.InstallIstio(ctx, h, s.cs, s.ap, ist, func(ctx context.Context, step string) error {
+			sctx, cancel := context.WithTimeout(ctx, s.timeout)
+			defer cancel()
+			return fake.Sync(sctx)
+		})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := s.timed("workloads", func() error {
+		sctx, cancel := context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+		if err := fake.Sync(sctx); err != nil {
+			return err
+		}
+		return s.createWorkloads(ctx, pools)
+	}); err != nil {
+		return err
+	}
+	if err := s.timed("pods-running", func() error { return s.waitPods(ctx) }); err != nil {
+		return err
+	}
+	calls := fake.Calls()
+	s.res.WebhookCalls = len(calls)
+	s.res.WebhookFailures = len(fake.Failures())
+	s.res.NonLoopback = len(fake.NonLoopback())
+	if s.res.WebhookFailures > 0 || s.res.NonLoopback > 0 {
+		return fmt.Errorf("fake istiod: %d failed webhook calls, %d from or to a non-loopback address", s.res.WebhookFailures, s.res.NonLoopback)
+	}
+	if err := s.timed("ambient-enrolment", func() error { return s.enrolAmbient(ctx) }); err != nil {
+		return err
+	}
+	if err := s.timed("count", func() error { return s.count(ctx) }); err != nil {
+		return err
+	}
+	return s.timed("readers", func() error { return s.readers(ctx) })
+}
+
+// parallel runs f(0..n-1) on s.workers goroutines and returns the first error.
+func (s *setup) parallel(n int, f func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < s.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// createNodes creates the kwok nodes as the harness does (cluster.FakeNode: loopback InternalIP),
+// with a pod CIDR that stays valid past 256 nodes (127.64.0.0/10 in /24s), and waits until Ready.
+func (s *setup) createNodes(ctx context.Context) (map[string][]string, error) {
+	v, err := s.cs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, err
+	}
+	type nd struct {
+		pool        string
+		idx, global int
+	}
+	var all []nd
+	pools := map[string][]string{}
+	names := []string{harness.PoolGeneral, harness.PoolBatch}
+	for g := 0; g < s.nodes; g++ {
+		p := names[g%2]
+		all = append(all, nd{p, len(pools[p]), g})
+		pools[p] = append(pools[p], fmt.Sprintf("%s-%d", p, len(pools[p])))
+	}
+	err = s.parallel(len(all), func(i int) error {
+		n := cluster.FakeNode(all[i].pool, all[i].idx, all[i].global, v.GitVersion)
+		g := all[i].global
+		cidr := fmt.Sprintf("127.%d.%d.0/24", 64+g/256, g%256)
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
+		_, err := s.cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", n.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ready := 0
+	err = wait.PollUntilContextTimeout(ctx, time.Second, s.timeout, true, func(ctx context.Context) (bool, error) {
+		nodes, err := s.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= s.nodes, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%d of %d nodes Ready: %w", ready, s.nodes, err)
+	}
+	s.res.Nodes = ready
+	s.logf("nodes: %d Ready (%s %d, %s %d)", ready, harness.PoolGeneral, len(pools[harness.PoolGeneral]), harness.PoolBatch, len(pools[harness.PoolBatch]))
+	return pools, nil
+}
+
+type depSpec struct {
+	ns, name, pool string
+	replicas       int
+	pdb            bool
+}
+
+func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) error {
+	s.res.NamespaceClass = map[string]int{}
+	// Namespaces first (sidecar namespaces' pods need their labels at admission).
+	err := s.parallel(s.namespaces, func(i int) error {
+		c := classOf(i)
+		labels := map[string]string{labelBench: "true", labelClass: c.name}
+		for k, v := range c.labels {
+			labels[k] = v
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%04d", nsPrefix, i), Labels: labels}}
+		if _, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < s.namespaces; i++ {
+		s.res.NamespaceClass[classOf(i).name]++
+	}
+	s.res.Namespaces = s.namespaces
+	s.logf("namespaces: %d %v", s.namespaces, s.res.NamespaceClass)
+
+	// Deployments: the pods spread evenly; the first Deployment of each namespace gets a PDB.
+	var deps []depSpec
+	total := s.namespaces * s.depsPerNS
+	for i := 0; i < s.namespaces; i++ {
+		for d := 0; d < s.depsPerNS; d++ {
+			k := i*s.depsPerNS + d
+			replicas := s.pods / total
+			if k < s.pods%total {
+				replicas++
+			}
+			pool := harness.PoolGeneral
+			if d%2 == 1 {
+				pool = harness.PoolBatch
+			}
+			deps = append(deps, depSpec{ns: fmt.Sprintf("%s%04d", nsPrefix, i), name: fmt.Sprintf("app-%d", d), pool: pool, replicas: replicas, pdb: d == 0})
+			s.res.AppPods += replicas
+		}
+	}
+	err = s.parallel(len(deps), func(i int) error { return s.createDeployment(ctx, deps[i]) })
+	if err != nil {
+		return err
+	}
+	s.res.Deployments, s.res.Services = len(deps), len(deps)
+	for _, d := range deps {
+		if d.pdb {
+			s.res.PDBs++
+		}
+	}
+	s.logf("workloads: %d Deployments (%d pods), %d Services, %d PDBs", len(deps), s.res.AppPods, len(deps), s.res.PDBs)
+
+	// Policies: an L4 AuthorizationPolicy per ambient namespace, a namespace-wide PeerAuthentication
+	// per sidecar namespace, a mesh-wide STRICT PeerAuthentication; a few waypoints.
+	var objs []*unstructured.Unstructured
+	objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+		"metadata": map[string]any{"name": "default", "namespace": harness.IstioNamespace},
+		"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
+	}})
+	waypoints := 0
+	for i := 0; i < s.namespaces; i++ {
+		ns := fmt.Sprintf("%s%04d", nsPrefix, i)
+		switch classOf(i).mode {
+		case "ambient":
+			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
+				"metadata": map[string]any{"name": "allow-same-namespace", "namespace": ns},
+				"spec": map[string]any{"action": "ALLOW", "rules": []any{map[string]any{
+					"from": []any{map[string]any{"source": map[string]any{"namespaces": []any{ns}}}}}}},
+			}})
+			if waypoints < s.waypoints {
+				waypoints++
+				objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+					"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+					"metadata": map[string]any{"name": "waypoint", "namespace": ns, "labels": map[string]any{"istio.io/waypoint-for": "service"}},
+					"spec": map[string]any{"gatewayClassName": "istio-waypoint", "listeners": []any{map[string]any{
+						"name": "mesh", "port": int64(15008), "protocol": "HBONE"}}},
+				}})
+			}
+		case "sidecar":
+			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
+				"metadata": map[string]any{"name": "default", "namespace": ns},
+				"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
+			}})
+		}
+	}
+	err = s.parallel(len(objs), func(i int) error { return s.ap.Apply(ctx, objs[i]) })
+	if err != nil {
+		return err
+	}
+	s.res.Policies = len(objs) - waypoints
+	s.res.Waypoints = waypoints
+	s.logf("policies: %d, waypoints: %d", s.res.Policies, waypoints)
+	return nil
+}
+
+func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
+	labels := map[string]string{"app": d.name, labelBench: "true"}
+	podLabels := map[string]string{"app": d.name, "version": "v1"}
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(d.replicas)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{cluster.PoolLabel: d.pool},
+					Containers: []corev1.Container{{
+						Name: "app", Image: appImage,
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+						}},
+					}},
+					TerminationGracePeriodSeconds: ptr.To(int64(5)),
+				},
+			},
+		},
+	}
+	if _, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Deployment %s/%s: %w", d.ns, d.name, err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": d.name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
+		},
+	}
+	if _, err := s.cs.CoreV1().Services(d.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create Service %s/%s: %w", d.ns, d.name, err)
+	}
+	if d.pdb {
+		one := intstr.FromInt32(1)
+		pdb := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MaxUnavailable: &one,
+				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
+			},
+		}
+		if _, err := s.cs.PolicyV1().PodDisruptionBudgets(d.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create PodDisruptionBudget %s/%s: %w", d.ns, d.name, err)
+		}
+	}
+	return nil
+}
+
+// waitPods waits until every bench Deployment reports all replicas ready.
+func (s *setup) waitPods(ctx context.Context) error {
+	last := time.Time{}
+	var ready, want int
+	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, s.timeout, true, func(ctx context.Context) (bool, error) {
+		l, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+		if err != nil {
+			return false, nil
+		}
+		ready, want = 0, 0
+		for _, d := range l.Items {
+			want += int(ptr.Deref(d.Spec.Replicas, 1))
+			ready += int(d.Status.ReadyReplicas)
+		}
+		if time.Since(last) > 15*time.Second {
+			s.logf("pods: %d of %d ready", ready, want)
+			last = time.Now()
+		}
+		return want == s.res.AppPods && ready == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d application pods ready: %w", ready, want, err)
+	}
+	return nil
+}
+
+// enrolAmbient marks captured pods as istio-cni does (fakecni.Captured decides), in parallel: the
+// harness's agent patches one pod at a time, too slow for ten thousand pods.
+func (s *setup) enrolAmbient(ctx context.Context) error {
+	nss, err := s.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	labels := map[string]map[string]string{}
+	for _, n := range nss.Items {
+		labels[n.Name] = n.Labels
+	}
+	var todo []types.NamespacedName
+	cont := ""
+	for {
+		l, err := s.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1000, Continue: cont})
+		if err != nil {
+			return err
+		}
+		for i := range l.Items {
+			p := &l.Items[i]
+			if p.Namespace == "kube-system" {
+				continue
+			}
+			if fakecni.Captured(p, labels[p.Namespace]) && p.Annotations[fakecni.AnnotationRedirection] != "enabled" {
+				todo = append(todo, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+			}
+		}
+		if cont = l.Continue; cont == "" {
+			break
+		}
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{fakecni.AnnotationRedirection: "enabled"}}})
+	var done atomic.Int64
+	err = s.parallel(len(todo), func(i int) error {
+		_, err := s.cs.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patch pod %s status: %w", todo[i], err)
+		}
+		done.Add(1)
+		return nil
+	})
+	s.logf("ambient: %d pods enrolled", done.Load())
+	return err
+}
+
+// count records what the cluster holds now.
+func (s *setup) count(ctx context.Context) error {
+	cont := ""
+	for {
+		l, err := s.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{Limit: 1000, Continue: cont})
+		if err != nil {
+			return err
+		}
+		for i := range l.Items {
+			p := &l.Items[i]
+			s.res.PodsInCluster++
+			if p.Status.Phase == corev1.PodRunning {
+				s.res.PodsRunning++
+			}
+			if _, ok := p.Annotations[fakecni.AnnotationStatus]; ok {
+				s.res.SidecarPods++
+			}
+			if p.Annotations[fakecni.AnnotationRedirection] == "enabled" {
+				s.res.AmbientEnrolled++
+			}
+		}
+		if cont = l.Continue; cont == "" {
+			break
+		}
+	}
+	s.logf("cluster: %d pods (%d Running), %d with a sidecar, %d enrolled in ambient", s.res.PodsInCluster, s.res.PodsRunning, s.res.SidecarPods, s.res.AmbientEnrolled)
+	return nil
+}
+
+// readers creates one cluster-admin ServiceAccount per measured tool and writes its kubeconfig
+// (a bound token), so both run with the same rights and the audit log tells them apart.
+func (s *setup) readers(ctx context.Context) error {
+	s.res.Kubeconfigs = map[string]string{}
+	ca := s.rc.TLSClientConfig.CAData
+	if len(ca) == 0 && s.rc.TLSClientConfig.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(s.rc.TLSClientConfig.CAFile); err != nil {
+			return err
+		}
+	}
+	for _, r := range Readers {
+		name := readerPrefix + r
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: readerNS}}
+		if _, err := s.cs.CoreV1().ServiceAccounts(readerNS).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		crb := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: readerNS}},
+		}
+		if _, err := s.cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		tr, err := s.cs.CoreV1().ServiceAccounts(readerNS).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(tokenDuration.Seconds()))},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("token for %s: %w", name, err)
+		}
+		cfg := clientcmdapi.NewConfig()
+		cfg.Clusters["kwok"] = &clientcmdapi.Cluster{Server: s.rc.Host, CertificateAuthorityData: ca}
+		cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: "kwok", AuthInfo: name, Namespace: "default"}
+		cfg.CurrentContext = name
+		p := filepath.Join(s.out, "kubeconfig-"+r)
+		if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+			return err
+		}
+		s.res.Kubeconfigs[r] = p
+	}
+	// Wait until each reader can read (RBAC caches the new bindings asynchronously).
+	for _, r := range Readers {
+		rc, err := clientcmd.BuildConfigFromFlags("", s.res.Kubeconfigs[r])
+		if err != nil {
+			return err
+		}
+		rc.UserAgent = SetupUserAgent // the report leaves these requests out
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return err
+		}
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, harness.IstioNamespace, metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("reader %s cannot read the cluster: %w", r, err)
+		}
+	}
+	names := make([]string, 0, len(s.res.Kubeconfigs))
+	for k := range s.res.Kubeconfigs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	s.logf("readers: %s (kubeconfigs in %s)", strings.Join(names, ", "), s.out)
+	return nil
+}

@@ -12,6 +12,7 @@ var plannerPackages = []string{
 	"github.com/ambientkit/ambientkit/ambient",
 	"github.com/ambientkit/ambientkit/ambient/mesh",
 	"github.com/ambientkit/ambientkit/ambient/plan",
+	"github.com/ambientkit/ambientkit/ambient/steps",
 	"github.com/ambientkit/ambientkit/revision",
 	"github.com/ambientkit/ambientkit/cni",
 	"github.com/ambientkit/ambientkit/ztunnel",

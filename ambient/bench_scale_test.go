@@ -15,7 +15,7 @@ import (
 func BenchmarkPlanUpgradeScaling(b *testing.B) {
 	for _, n := range []int{1250, 2500, 5000} {
 		s := meshtest.Large("1.30.3", n, n*2/5, 50)
-		opts := ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), BatchSize: 10, Waive: []plan.Code{plan.CodePDBBlocksDrain}}
+		opts := ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 10}, Waive: []plan.Code{plan.CodePDBBlocksDrain}}
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

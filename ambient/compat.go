@@ -1,7 +1,6 @@
 package ambient
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,7 +27,7 @@ const (
 )
 
 // ErrInvalidOptions is wrapped by errors about options (unknown waiver codes, conflicting settings).
-var ErrInvalidOptions = errors.New("invalid options")
+var ErrInvalidOptions = plan.ErrInvalidOptions
 
 // CompatibilityOptions configure ComputeCompatibility. The zero value checks the current state only.
 type CompatibilityOptions struct {
@@ -100,7 +99,7 @@ func ComputeCompatibility(s *mesh.Snapshot, opts CompatibilityOptions) (*Compati
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", ErrInvalidOptions)
 	}
-	s.Normalize() // canonical order; lookups rely on it. Idempotent: only reorders lists.
+	s = mesh.Normalized(s) // canonical order, which lookups rely on, without changing the caller's snapshot
 	data, waive, err := resolveOptions(opts)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
 // RenderCompatibility writes the verdict as Markdown: one row per component, nodes grouped by pool with
@@ -54,10 +55,10 @@ func RenderCompatibility(w io.Writer, c *Compatibility) error {
 	fmt.Fprintf(&b, "\n## Nodes (%d)\n\n| pool | ok | warning | blocked |\n|---|---|---|---|\n", len(c.Nodes))
 	for _, n := range names {
 		p := pools[n]
-		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", orDefault(n, "(none)"), p.ok, p.warn, p.blocked)
+		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", steps.OrDefault(n, "(none)"), p.ok, p.warn, p.blocked)
 	}
 	for _, n := range bad {
-		fmt.Fprintf(&b, "- %s (%s): %s, cni %s, ztunnel %s, %d ambient workload(s): %s\n", n.Node, orDefault(n.Pool, "-"), n.Status, n.CNI, n.Ztunnel, n.AmbientWorkloads, codeList(n.Codes))
+		fmt.Fprintf(&b, "- %s (%s): %s, cni %s, ztunnel %s, %d ambient workload(s): %s\n", n.Node, steps.OrDefault(n.Pool, "-"), n.Status, n.CNI, n.Ztunnel, n.AmbientWorkloads, codeList(n.Codes))
 	}
 	b.WriteString("\n")
 	plan.RenderFindings(&b, c.Findings)

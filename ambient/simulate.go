@@ -12,7 +12,7 @@ func withRevision(s *mesh.Snapshot, rev string, v mesh.Version) *mesh.Snapshot {
 	c.Revisions = append([]mesh.Revision(nil), s.Revisions...)
 	n := mesh.Revision{Name: rev, Namespace: "istio-system", Deployment: "istiod-" + rev, Version: v,
 		Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1, ObservedCurrent: true, Ambient: true, HelmRelease: "istiod-" + rev}
-	if p := primaryRevision(s); p != nil {
+	if p := revision.Primary(s); p != nil {
 		n.Namespace = p.Namespace
 		n.Replicas, n.ReadyReplicas, n.UpdatedReplicas = max(p.Replicas, 1), max(p.Replicas, 1), max(p.Replicas, 1)
 		n.Ambient = p.Ambient

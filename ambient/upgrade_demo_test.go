@@ -15,7 +15,7 @@ func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v("1.31.4"), BatchSize: 3, Today: today})
+	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 3}, Today: today})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
 	if p.Runnable() || !containsCode(plan.Codes(plan.Stopping(p.Findings)), plan.CodePDBBlocksDrain) {
 		t.Fatalf("the demo plan must wait for PDB_BLOCKS_DRAIN to be waived; stopping: %v", plan.Codes(plan.Stopping(p.Findings)))
 	}
-	waived, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v("1.31.4"), BatchSize: 3, Today: today, Waive: []plan.Code{plan.CodePDBBlocksDrain}})
+	waived, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 3}, Today: today, Waive: []plan.Code{plan.CodePDBBlocksDrain}})
 	if err != nil || !waived.Runnable() {
 		t.Fatalf("waived plan should be runnable: %v %v", err, plan.Stopping(waived.Findings))
 	}

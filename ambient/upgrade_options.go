@@ -3,47 +3,35 @@ package ambient
 import (
 	"errors"
 	"fmt"
-	"strings"
+	"sort"
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
+	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ztunnel"
 )
 
-// ZtunnelStrategy is how ztunnel moves to the new version.
-type ZtunnelStrategy string
+// ZtunnelStrategy is how ztunnel moves to the new version (ztunnel.Strategy): ZtunnelNodeByNode
+// (the default) or ZtunnelInPlace, each a struct with its own options.
+type ZtunnelStrategy = ztunnel.Strategy
 
-// ztunnel strategies.
-const (
-	// ZtunnelNodeByNode switches the DaemonSet to OnDelete, then per node: cordon, drain (Eviction API,
-	// PDBs respected), replace the ztunnel pod, wait until it is ready, uncordon; in batches. It is the
-	// default: no pod keeps a connection through a ztunnel that is being replaced.
-	ZtunnelNodeByNode ZtunnelStrategy = "node-by-node"
-	// ZtunnelInPlace lets the DaemonSet roll (maxSurge 1, maxUnavailable 0); long-lived connections on
-	// every node are reset.
-	ZtunnelInPlace ZtunnelStrategy = "in-place"
-	// ZtunnelBlueGreen runs a second ztunnel on a new node pool (ztunnel.BlueGreenZtunnel).
-	ZtunnelBlueGreen ZtunnelStrategy = "blue-green"
-)
+// ZtunnelNodeByNode switches the DaemonSet to OnDelete, then per node: cordon, drain (Eviction API,
+// PDBs respected), replace the ztunnel pod, wait until it is ready, uncordon; in batches of BatchSize
+// nodes, each drain bounded by DrainTimeout. It is the default: no pod keeps a connection through a
+// ztunnel that is being replaced.
+type ZtunnelNodeByNode = ztunnel.NodeByNode
+
+// ZtunnelInPlace lets the DaemonSet roll (maxSurge 1, maxUnavailable 0); long-lived connections on
+// every node are reset.
+type ZtunnelInPlace = ztunnel.InPlace
 
 // DefaultChartRepository is Istio's Helm chart repository.
-const DefaultChartRepository = "https://istio-release.storage.googleapis.com/charts"
+const DefaultChartRepository = steps.DefaultChartRepository
 
-// ChartSource says where charts come from. Set at most one of Repository, OCI and Dir; the zero value
-// means DefaultChartRepository.
-type ChartSource struct {
-	// Repository is a Helm repository URL.
-	Repository string `json:"repository,omitempty"`
-	// OCI is an oci:// registry path holding the charts (oci://registry/path; the chart name is appended).
-	OCI string `json:"oci,omitempty"`
-	// Dir is a local directory with one folder per chart (base, istiod, cni, ztunnel, gateway), as
-	// `helm pull --untar` leaves them.
-	Dir string `json:"dir,omitempty"`
-	// Paths overrides the local path of single charts by chart name (for example the istio source
-	// layout: istiod → manifests/charts/istio-control/istio-discovery).
-	Paths map[string]string `json:"paths,omitempty"`
-}
+// ChartSource says where charts come from (a Helm repository, an OCI registry or a local folder).
+type ChartSource = steps.ChartSource
 
 // ErrBlocked is returned, with the plan, when findings stop the upgrade: the plan shows why.
 var ErrBlocked = errors.New("upgrade blocked by findings")
@@ -57,12 +45,9 @@ type UpgradeOptions struct {
 	Target mesh.Version
 	// Strategy for the control plane: StrategyRevision (default) or StrategyInPlace.
 	Strategy Strategy
-	// Ztunnel strategy: ZtunnelNodeByNode (default), ZtunnelInPlace or ZtunnelBlueGreen.
+	// Ztunnel is the ztunnel strategy with its options: ZtunnelNodeByNode{BatchSize: 5} (nil means
+	// ZtunnelNodeByNode{}) or ZtunnelInPlace{}.
 	Ztunnel ZtunnelStrategy
-	// BatchSize is how many nodes node-by-node replaces at once; 0 means 1.
-	BatchSize int
-	// DrainTimeout bounds each node drain; 0 means 10 minutes.
-	DrainTimeout time.Duration
 	// TagOrder moves these tags first, in this order; the others follow lowest risk first, default last.
 	TagOrder []string
 	// SkipRestart leaves sidecar workloads running after their tag moves (they pick up the new
@@ -73,7 +58,8 @@ type UpgradeOptions struct {
 	// Charts says where charts come from.
 	Charts ChartSource
 	// Values are extra Helm values by release name or chart name (release wins), merged over the
-	// values the release has today.
+	// values the release has today. They must be JSON data: map[string]any, []any, strings, numbers,
+	// booleans (what sigs.k8s.io/yaml decodes).
 	Values map[string]map[string]any
 	// RevisionName names the new istiod revision; empty derives it from the version ("1-31-4").
 	RevisionName string
@@ -90,6 +76,13 @@ type UpgradeOptions struct {
 	Today time.Time
 }
 
+func (o *UpgradeOptions) ztunnel() ZtunnelStrategy {
+	if o.Ztunnel == nil {
+		return ZtunnelNodeByNode{}
+	}
+	return o.Ztunnel
+}
+
 func (o *UpgradeOptions) validate(data *releases.Data) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -103,21 +96,11 @@ func (o *UpgradeOptions) validate(data *releases.Data) error {
 	default:
 		bad("strategy %q is not %q or %q", o.Strategy, StrategyRevision, StrategyInPlace)
 	}
-	switch o.Ztunnel {
-	case "", ZtunnelNodeByNode, ZtunnelInPlace:
-	case ZtunnelBlueGreen:
-		errs = append(errs, fmt.Errorf("%w: ztunnel strategy %q needs ztunnel.BlueGreenZtunnel, which this version does not have yet; use %q", ErrNotSupported, o.Ztunnel, ZtunnelNodeByNode))
-	default:
-		bad("ztunnel strategy %q is not %q, %q or %q", o.Ztunnel, ZtunnelNodeByNode, ZtunnelInPlace, ZtunnelBlueGreen)
+	if err := o.ztunnel().Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if o.BatchSize < 0 || o.RestartBatchSize < 0 {
-		bad("batch sizes cannot be negative")
-	}
-	if o.BatchSize > 0 && o.Ztunnel == ZtunnelInPlace {
-		bad("batchSize applies to node-by-node ztunnel replacement, not %q; drop one of them", ZtunnelInPlace)
-	}
-	if o.DrainTimeout < 0 {
-		bad("drain timeout cannot be negative")
+	if o.RestartBatchSize < 0 {
+		bad("restart batch size cannot be negative")
 	}
 	if o.Strategy == StrategyInPlace && o.RevisionName != "" {
 		bad("revisionName names a new revision; an in-place upgrade keeps the existing one")
@@ -128,8 +111,18 @@ func (o *UpgradeOptions) validate(data *releases.Data) error {
 	if o.RevisionName != "" && !validName(o.RevisionName) {
 		bad("revision name %q is not a DNS label (lower-case letters, digits and '-', at most 63)", o.RevisionName)
 	}
-	if err := o.Charts.validate(); err != nil {
+	if err := o.Charts.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	names := make([]string, 0, len(o.Values))
+	for n := range o.Values {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if _, err := plan.NormalizeValues(o.Values[n]); err != nil {
+			bad("values for %q: %w", n, err)
+		}
 	}
 	for _, c := range o.Waive {
 		if !plan.KnownCode(c) {
@@ -152,49 +145,6 @@ func validName(s string) bool {
 		}
 	}
 	return true
-}
-
-func (c ChartSource) validate() error {
-	n := 0
-	for _, s := range []string{c.Repository, c.OCI, c.Dir} {
-		if s != "" {
-			n++
-		}
-	}
-	switch {
-	case n > 1:
-		return fmt.Errorf("chart source: set only one of repository, oci and dir")
-	case c.Repository != "" && !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://"):
-		return fmt.Errorf("chart source: repository %q is not an http(s) URL (for an OCI registry use OCI with oci://, for a folder use Dir)", c.Repository)
-	case c.OCI != "" && !strings.HasPrefix(c.OCI, "oci://"):
-		return fmt.Errorf("chart source: OCI reference %q must start with oci://", c.OCI)
-	case c.Dir != "" && strings.Contains(c.Dir, "://"):
-		return fmt.Errorf("chart source: dir %q looks like a URL; use Repository or OCI", c.Dir)
-	}
-	for name, p := range c.Paths {
-		if p == "" || strings.Contains(p, "://") {
-			return fmt.Errorf("chart source: path for chart %q (%q) must be a local path", name, p)
-		}
-	}
-	return nil
-}
-
-// ref returns the chart reference for a chart name and version.
-func (c ChartSource) ref(chart string, v mesh.Version) plan.ChartRef {
-	r := plan.ChartRef{Name: chart, Version: v.String()}
-	switch {
-	case c.Paths[chart] != "":
-		r.Path = c.Paths[chart]
-	case c.Dir != "":
-		r.Path = strings.TrimSuffix(c.Dir, "/") + "/" + chart
-	case c.OCI != "":
-		r.OCI = strings.TrimSuffix(c.OCI, "/") + "/" + chart
-	case c.Repository != "":
-		r.Repository = c.Repository
-	default:
-		r.Repository = DefaultChartRepository
-	}
-	return r
 }
 
 // DefaultReleases returns the embedded release data (releases.Default), for callers that need the

@@ -40,12 +40,11 @@ func generate(seed int64) (*mesh.Snapshot, ambient.UpgradeOptions) {
 	if target.Minor > 31 {
 		target = mesh.MustParseVersion("1.31.4")
 	}
-	opts := ambient.UpgradeOptions{Target: target, BatchSize: 1 + r.Intn(4),
+	opts := ambient.UpgradeOptions{Target: target, Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 1 + r.Intn(4)},
 		Waive: []plan.Code{plan.CodePDBBlocksDrain, plan.CodeKubernetesUnsupported, plan.CodeKubernetesTestedOnly}}
 	switch r.Intn(3) {
 	case 0:
-		opts.Ztunnel = ambient.ZtunnelInPlace
-		opts.BatchSize = 0
+		opts.Ztunnel = ambient.ZtunnelInPlace{}
 	case 1:
 		if target.MinorsAhead(base) == 1 {
 			opts.Strategy = ambient.StrategyInPlace
@@ -87,7 +86,7 @@ func TestPlanUpgradePropertiesOverGeneratedMeshes(t *testing.T) {
 
 func BenchmarkPlanUpgrade5000Nodes(b *testing.B) {
 	s := meshtest.Large("1.30.3", 5000, 2000, 50) // 100,000 pods in 10,000 workloads
-	opts := ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), BatchSize: 10, Waive: []plan.Code{plan.CodePDBBlocksDrain}}
+	opts := ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 10}, Waive: []plan.Code{plan.CodePDBBlocksDrain}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

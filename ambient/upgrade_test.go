@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -62,7 +63,7 @@ func TestPlanUpgradeGolden(t *testing.T) {
 		{name: "revision-1.30-to-1.31", version: "1.30.3",
 			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Today: today}},
 		{name: "in-place-1.30-to-1.31", version: "1.30.3",
-			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Strategy: ambient.StrategyInPlace, Ztunnel: ambient.ZtunnelInPlace, Today: today},
+			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Strategy: ambient.StrategyInPlace, Ztunnel: ambient.ZtunnelInPlace{}, Today: today},
 			check: func(t *testing.T, p *plan.Plan) {
 				for _, s := range p.Steps {
 					if s.MoveTag != nil || s.HelmUninstall != nil || s.HelmInstall != nil {
@@ -107,7 +108,7 @@ func TestPlanUpgradeGolden(t *testing.T) {
 				}
 			}},
 		{name: "node-by-node-pdb-blocks-a-node", version: "1.30.3", mutate: withPDBBlockingDB,
-			opts: ambient.UpgradeOptions{Target: v("1.31.4"), BatchSize: 2, Today: today, Waive: []plan.Code{plan.CodePDBBlocksDrain}},
+			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 2}, Today: today, Waive: []plan.Code{plan.CodePDBBlocksDrain}},
 			check: func(t *testing.T, p *plan.Plan) {
 				var held []string
 				for _, s := range p.Steps {
@@ -233,10 +234,11 @@ func TestPlanUpgradeRefusesBadInput(t *testing.T) {
 		{"two chart sources are refused", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Charts: ambient.ChartSource{Dir: "/c", OCI: "oci://x"}}, "only one"},
 		{"an unknown waiver is refused", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Waive: []plan.Code{"NOPE"}}, "NOPE"},
 		{"in place with a revision name conflicts", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Strategy: ambient.StrategyInPlace, RevisionName: "x"}, "in-place"},
-		{"a batch size with in-place ztunnel conflicts", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelInPlace, BatchSize: 3}, "batchSize"},
+		{"a negative node-by-node batch size is refused", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: -1}}, "batch size"},
+		{"a node-by-node drain timeout under a second is refused", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{DrainTimeout: time.Millisecond}}, "under a second"},
+		{"Helm values that are not JSON are refused, naming the key", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Values: map[string]map[string]any{"ztunnel": {"env": map[any]any{"A": "b"}}}}, "at env"},
 		{"a tag order naming an unknown tag is refused", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), TagOrder: []string{"nope"}}, "nope"},
 		{"two minors with chaining forbidden names the hop", meshtest.Healthy("1.29.6", 2), ambient.UpgradeOptions{Target: v("1.31.4"), NoChain: true}, "upgrade to 1.30.8 first"},
-		{"blue-green is not available yet", healthy(), ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelBlueGreen}, "BlueGreenZtunnel"},
 		{"a nil snapshot is refused", nil, ambient.UpgradeOptions{Target: v("1.31.4")}, "observe"},
 	}
 	for _, tc := range tests {

@@ -138,10 +138,9 @@ func TestUpgrade(t *testing.T) {
 	}
 	options := func(chartPaths map[string]string) ambient.UpgradeOptions {
 		return ambient.UpgradeOptions{
-			Target:    target,
-			Ztunnel:   ambient.ZtunnelNodeByNode,
-			BatchSize: upgradeBatch,
-			Charts:    ambient.ChartSource{Paths: chartPaths},
+			Target:  target,
+			Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: upgradeBatch},
+			Charts:  ambient.ChartSource{Paths: chartPaths},
 			// The images of release 1.31.4, set as the installation set 1.30.3's (charts.Istio).
 			Values: map[string]map[string]any{
 				"istiod":  {"global": map[string]any{"hub": next.Hub, "tag": next.Version}},

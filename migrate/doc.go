@@ -1,5 +1,9 @@
-// Package migrate plans the move of namespaces from sidecar mode to ambient mode, one namespace at a
-// time, each step gated and reversible, and classifies the policies that change meaning on the way:
-// selector-based L7 AuthorizationPolicies become deny-all under ztunnel, L4 ones keep working.
+// Package migrate is about moving namespaces from sidecar mode to ambient mode.
+//
+// ClassifyPolicies says what the move does to each AuthorizationPolicy and PeerAuthentication of the
+// namespaces: which keep working under ztunnel, which need a waypoint, which ztunnel would enforce as
+// deny-all, and which block the migration. The migration planner itself (MigrateNamespace) is not
+// here yet.
+//
 // Everything here is pure.
 package migrate

@@ -4,5 +4,8 @@
 //
 // BlastRadius says what a tag reaches (namespaces, sidecar pods injected through it, gateways and
 // waypoints it owns, ambient namespaces that use its waypoints); Order sorts tags lowest risk first;
-// MoveTag plans one move with its restarts, verification and rollback. Everything here is pure.
+// MoveTag plans one move with its restarts, verification and rollback; MoveSteps gives the same steps
+// for a larger plan, and PlanMoves adds the moves of every tag of some revisions, in risk order, to a
+// plan being built (steps.Builder). Render renders a tag's objects as the istiod chart does. Everything
+// here is pure.
 package tags

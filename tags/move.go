@@ -89,8 +89,8 @@ func MoveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions) ([]plan.Step
 	if webhook == "" {
 		webhook = WebhookName(tag, ns)
 	}
-	tagCheck := plan.Check{Type: plan.CheckTagPointsTo, Object: mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: webhook},
-		Params: map[string]string{"tag": tag, "revision": rev}, Description: fmt.Sprintf("tag %s points at revision %s", tag, rev)}
+	tagCheck := plan.NewCheck(mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: webhook}, plan.TagPointsToArgs{Tag: tag, Revision: rev},
+		fmt.Sprintf("tag %s points at revision %s", tag, rev))
 	prev := "a previous revision"
 	if old, ok := s.Revision(t.Revision); ok {
 		prev = fmt.Sprintf("%s (%s)", old.Name, old.Version)
@@ -101,15 +101,15 @@ func MoveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions) ([]plan.Step
 		Reason:      fmt.Sprintf("moves %s from %s to the new control plane", radius.Summary(), prev),
 		DependsOn:   append([]string(nil), opts.DependsOn...),
 		Risk:        risk(radius),
-		Preconditions: []plan.Check{{Type: plan.CheckRevisionExistsAndReady, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: ns, Name: r.Deployment},
-			Params: map[string]string{"revision": rev}, Description: fmt.Sprintf("revision %s is ready", rev)}},
-		MoveTag:      &plan.TagMove{Tag: tag, From: t.Revision, To: rev, Namespace: ns, Objects: Render(tag, rev, ns, r.Version)},
-		Verification: []plan.Check{tagCheck},
-		Notes:        moveNotes(radius),
+		Preconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{Kind: "Deployment", Namespace: ns, Name: r.Deployment}, plan.RevisionReadyArgs{Revision: rev},
+			fmt.Sprintf("revision %s is ready", rev))},
+		MoveTag:        &plan.TagMove{Tag: tag, From: t.Revision, To: rev, Namespace: ns, Objects: Render(tag, rev, ns, r.Version), ChartVersion: chartVersion(r.Version)},
+		Postconditions: []plan.Check{tagCheck},
+		Notes:          moveNotes(radius),
 	}
 	if old, ok := s.Revision(t.Revision); ok {
 		move.Rollback = &plan.Step{ID: id("move/undo"), Description: fmt.Sprintf("point tag %s back at revision %s", tag, old.Name), Risk: plan.RiskLow,
-			MoveTag: &plan.TagMove{Tag: tag, From: rev, To: old.Name, Namespace: ns, Objects: Render(tag, old.Name, ns, old.Version)}}
+			MoveTag: &plan.TagMove{Tag: tag, From: rev, To: old.Name, Namespace: ns, Objects: Render(tag, old.Name, ns, old.Version), ChartVersion: chartVersion(old.Version)}}
 	}
 	steps := []plan.Step{move}
 	last := move.ID
@@ -125,8 +125,8 @@ func MoveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions) ([]plan.Step
 			DependsOn:   []string{last},
 			Risk:        plan.RiskMedium,
 			Restart:     &plan.Restart{Workloads: radius.Workloads, BatchSize: batch},
-			Verification: []plan.Check{{Type: plan.CheckWorkloadsOnRevision, Params: map[string]string{"tag": tag, "revision": rev},
-				Description: fmt.Sprintf("every pod of the restarted workloads runs a sidecar injected by %s", rev)}},
+			Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.WorkloadsOnRevisionArgs{Tag: tag, Revision: rev},
+				fmt.Sprintf("every pod of the restarted workloads runs a sidecar injected by %s", rev))},
 		}
 		steps = append(steps, restart)
 		last = restart.ID
@@ -187,4 +187,13 @@ func checkOverlap(s *mesh.Snapshot, tag string) error {
 		}
 	}
 	return nil
+}
+
+// chartVersion is the istiod chart version that renders a revision's tag objects: the revision's
+// Istio version ("" when unknown).
+func chartVersion(v mesh.Version) string {
+	if v.IsZero() {
+		return ""
+	}
+	return v.String()
 }

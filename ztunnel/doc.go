@@ -1,8 +1,14 @@
-// Package ztunnel plans and checks the ztunnel node proxy: its version against the control plane it
-// connects to, istiod's trust in its service account, overlapping DaemonSets, per-node readiness on
-// nodes that run ambient pods, and the name and trust settings each Istio version supports.
+// Package ztunnel checks and plans the ztunnel node proxy.
 //
-// Replacing ztunnel resets the long-lived connections of every pod on a node, so its planners offer
-// in place, node by node (OnDelete with cordon and drain) and blue-green by node pool
-// (BlueGreenZtunnel). Everything here is pure.
+// Check applies the ztunnel rules to a snapshot: its version against the control plane it connects
+// to, istiod's trust in its service account, overlapping DaemonSets, a ready ztunnel on every node
+// that runs ambient pods, and the name and trust settings each Istio version supports.
+//
+// PlanUpgrade adds the steps that move every ztunnel to a new version with a Strategy, each a struct
+// with its own options: NodeByNode (the default: OnDelete, then per batch of nodes cordon, drain
+// through the Eviction API, replace the ztunnel pod, wait until it is ready, uncordon, health gate)
+// or InPlace (the DaemonSet rolls; long-lived connections on every node are reset). Replacing ztunnel
+// resets the connections of every pod on a node, which is why node by node drains each node first.
+//
+// Everything here is pure: a snapshot in, findings and plan steps out (through steps.Builder).
 package ztunnel

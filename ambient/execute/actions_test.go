@@ -47,7 +47,7 @@ func rel(name, chartName, version string, revision int, values map[string]any) e
 
 func backupStep(objs ...plan.BackupObject) plan.Step {
 	return plan.Step{ID: "backup", Description: "back up", Backup: &plan.Backup{Objects: objs},
-		Verification: []plan.Check{{Type: plan.CheckBackupReadable, Description: "reads back"}}}
+		Postconditions: []plan.Check{{Type: plan.CheckBackupReadable, Description: "reads back"}}}
 }
 
 var (

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,48 +12,6 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
-
-// backup runs a Backup step: read every object (or Helm release), write them, read them back and
-// compare. The digest of what was written goes into the journal; deletions check against it.
-func (e *Executor) backup(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, b *plan.Backup) (outcome, error) {
-	if d := rec.State["digest"]; d != "" {
-		if _, err := e.readBackup(ctx, r, st.ID, d); err != nil {
-			return outcome{}, err
-		}
-		return finished("backup " + rec.State["key"] + " reads back equal"), nil
-	}
-	var entries []BackupEntry
-	var what []string
-	for _, o := range b.Objects {
-		var ent BackupEntry
-		var err error
-		if o.HelmRelease != "" {
-			ent, err = e.backupRelease(ctx, o)
-		} else {
-			ent, err = e.backupObject(ctx, o)
-		}
-		if err != nil {
-			return outcome{}, err
-		}
-		entries = append(entries, ent)
-		switch {
-		case ent.Missing:
-			what = append(what, ent.Ref.String()+" (absent)")
-		case ent.Release != nil:
-			what = append(what, fmt.Sprintf("%s (chart %s, values included)", ent.Ref, chartLabel(ent.Release)))
-		default:
-			what = append(what, ent.Ref.String())
-		}
-	}
-	if r.dry {
-		return finished("would back up " + strings.Join(what, ", ")), nil
-	}
-	key, err := e.writeBackup(ctx, r, rec, st.ID, entries)
-	if err != nil {
-		return outcome{}, err
-	}
-	return finished(fmt.Sprintf("backed up %s under %q; read back equal", strings.Join(what, ", "), key)), nil
-}
 
 func (e *Executor) backupRelease(ctx context.Context, o plan.BackupObject) (BackupEntry, error) {
 	ns := o.Object.Namespace

@@ -24,8 +24,8 @@ func (e *Executor) dryStep(ctx context.Context, r *run, st *plan.Step) (StepResu
 	if !out.finished && out.progress != "" {
 		changes = append(changes, out.progress)
 	}
-	if len(st.Verification) > 0 {
-		changes = append(changes, "would then verify: "+describeChecks(st.Verification))
+	if len(st.Postconditions) > 0 {
+		changes = append(changes, "would then verify: "+describeChecks(st.Postconditions))
 	}
 	sr.Changes, sr.Message = changes, summary(out.changes)
 	ev := e.stepEvent(r, st, EventDryRun, st.Description)

@@ -42,6 +42,9 @@ const (
 	EventDryRun EventType = "DryRun"
 	// EventRolledBack: a step's rollback finished.
 	EventRolledBack EventType = "RolledBack"
+	// EventNodeGone: a node the plan works on was removed from the cluster (an autoscaler, Karpenter,
+	// a person); its steps are skipped and the run goes on.
+	EventNodeGone EventType = "NodeGone"
 )
 
 // Event is one typed progress report. Fields that do not apply to the type are empty.
@@ -56,9 +59,12 @@ type Event struct {
 	Total  int
 	// Message says what happened in words.
 	Message string
-	// Done and Of count progress inside a step (pods evicted of pods to evict, batches restarted).
+	// Done and Of count progress inside a step (pods evicted of pods to evict, batches restarted), or
+	// nodes done of nodes to do (with Node).
 	Done int
 	Of   int
+	// Node is the node concerned, for node progress and NodeGone.
+	Node string
 	// PDBs names the PodDisruptionBudgets holding a drain ("namespace/name"); Pods names the pods
 	// concerned ("namespace/name").
 	PDBs []string

@@ -55,20 +55,23 @@ type run struct {
 	// reported remembers transient sandbox failures already reported.
 	reported map[string]bool
 	index    map[string]int
-	// drains and replacements give node counters for progress ("node 37/120 drained").
-	drains, replaces map[string]int
+	// counted gives node counters for progress ("node 37/120 drained"): per step, its position among
+	// the steps that count the same thing; totals has their number.
+	counted map[string]int
+	totals  map[string]int
+	// gone are the nodes found removed during this run; their steps are skipped.
+	gone map[string]bool
 }
 
 func newRun(p *plan.Plan, hash string, dry bool) *run {
 	r := &run{p: p, hash: hash, dry: dry, picked: map[string]bool{}, backoff: map[string]int{}, reported: map[string]bool{},
-		index: map[string]int{}, drains: map[string]int{}, replaces: map[string]int{}}
-	for i, s := range p.Steps {
-		r.index[s.ID] = i
-		switch {
-		case s.Drain != nil:
-			r.drains[s.ID] = len(r.drains) + 1
-		case s.DeletePod != nil && s.DeletePod.Node != "":
-			r.replaces[s.ID] = len(r.replaces) + 1
+		index: map[string]int{}, counted: map[string]int{}, totals: map[string]int{}, gone: map[string]bool{}}
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		r.index[st.ID] = i
+		if a, ok := actions[st.Kind()]; ok && a.counts != "" && a.node != nil && a.node(st) != "" {
+			r.totals[a.counts]++
+			r.counted[st.ID] = r.totals[a.counts]
 		}
 	}
 	return r
@@ -427,7 +430,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		rec.Phase, rec.VerifyStarted = phaseVerify, e.clock.Now()
 		justActed = true
 	}
-	ok, reasons, err := e.checkAll(ctx, r, st, st.Verification)
+	ok, reasons, err := e.checkAll(ctx, r, st, st.Postconditions)
 	if err != nil {
 		return sr, e.fail(ctx, r, st, rec, err)
 	}
@@ -461,27 +464,20 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	return sr, nil
 }
 
-// writes reports whether the step's action changes the cluster.
-func writes(st *plan.Step) bool {
-	switch st.Kind() {
-	case plan.KindWaitFor, plan.KindVerify, plan.KindApproval, plan.KindHealthGate:
-		return false
-	}
-	return true
-}
+// writes reports whether the step's action changes the cluster (or the backup store).
+func writes(st *plan.Step) bool { return !st.Kind().ReadOnly() }
 
-// nodeProgress reports node counters for node-by-node steps.
+// nodeProgress reports node counters for steps that count nodes ("node 37/120 drained").
 func (e *Executor) nodeProgress(r *run, st *plan.Step) {
-	if n, ok := r.drains[st.ID]; ok {
-		ev := e.stepEvent(r, st, EventStepProgress, fmt.Sprintf("node %d/%d drained (%s)", n, len(r.drains), st.Drain.Node))
-		ev.Done, ev.Of = n, len(r.drains)
-		e.emit(ev)
+	n, ok := r.counted[st.ID]
+	if !ok {
+		return
 	}
-	if n, ok := r.replaces[st.ID]; ok {
-		ev := e.stepEvent(r, st, EventStepProgress, fmt.Sprintf("node %d/%d: pods replaced (%s)", n, len(r.replaces), st.DeletePod.Node))
-		ev.Done, ev.Of = n, len(r.replaces)
-		e.emit(ev)
-	}
+	a := actions[st.Kind()]
+	node := a.node(st)
+	ev := e.stepEvent(r, st, EventStepProgress, fmt.Sprintf("node %d/%d %s (%s)", n, r.totals[a.counts], a.counts, node))
+	ev.Done, ev.Of, ev.Node = n, r.totals[a.counts], node
+	e.emit(ev)
 }
 
 func summary(changes []string) string {

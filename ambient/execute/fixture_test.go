@@ -130,14 +130,14 @@ func upgradePlan(w *world) *plan.Plan {
 	add(plan.Step{ID: "base/upgrade", Description: "upgrade the CRDs",
 		HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: chart("base", toV),
 			Values: map[string]any{"defaultRevision": fromRev}, PreviousRevision: 1},
-		Verification: []plan.Check{helmCheck("istio-system", "istio-base", toV),
+		Postconditions: []plan.Check{helmCheck("istio-system", "istio-base", toV),
 			{Type: plan.CheckCRDsEstablished, Params: map[string]string{"group": "istio.io"}, Description: "CRDs established"}},
 		Rollback: &plan.Step{ID: "base/upgrade/undo", Description: "roll base back", Risk: plan.RiskLow,
 			HelmRollback: &plan.HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 1}}})
 	add(plan.Step{ID: "istiod/" + toRev + "/install", Description: "install the canary",
 		HelmInstall: &plan.HelmRelease{Release: "istiod-" + toRev, Namespace: "istio-system", Chart: chart("istiod", toV),
 			Values: map[string]any{"revision": toRev, "profile": "ambient"}},
-		Verification: []plan.Check{
+		Postconditions: []plan.Check{
 			{Type: plan.CheckDeploymentReady, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod-" + toRev}, Description: "istiod ready"},
 			{Type: plan.CheckRevisionExistsAndReady, Params: map[string]string{"revision": toRev}, Description: "revision ready"}},
 		Rollback: &plan.Step{ID: "istiod/" + toRev + "/install/undo", Description: "uninstall the canary", Risk: plan.RiskLow,
@@ -145,7 +145,7 @@ func upgradePlan(w *world) *plan.Plan {
 	add(plan.Step{ID: "cni/upgrade", Description: "upgrade istio-cni", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{{Type: plan.CheckFindingsClear, Params: map[string]string{"component": "control-plane", "version": toV}, Description: "a 1.31 control plane is ready"}},
 		HelmUpgrade:   &plan.HelmRelease{Release: "istio-cni", Namespace: "istio-system", Chart: chart("cni", toV), Values: map[string]any{"profile": "ambient"}, PreviousRevision: 1},
-		Verification: []plan.Check{helmCheck("istio-system", "istio-cni", toV),
+		Postconditions: []plan.Check{helmCheck("istio-system", "istio-cni", toV),
 			{Type: plan.CheckDaemonSetRolledOut, Object: mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "istio-cni-node"}, Params: map[string]string{"version": toV}, Description: "cni rolled out"},
 			{Type: plan.CheckPodsRedirected, Params: map[string]string{"since": "step-start"}, Description: "new ambient pods redirected"},
 			{Type: plan.CheckNoSandboxFailures, Params: map[string]string{"retryWindowSeconds": "120", "plugin": "istio-cni"}, Description: "no lasting sandbox failures"}},
@@ -156,7 +156,7 @@ func upgradePlan(w *world) *plan.Plan {
 	add(plan.Step{ID: "ztunnel/ztunnel/on-delete", Description: "ztunnel to OnDelete",
 		HelmUpgrade: &plan.HelmRelease{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV), PreviousRevision: 1,
 			Values: map[string]any{"revision": toRev, "updateStrategy": map[string]any{"type": "OnDelete", "rollingUpdate": nil}}},
-		Verification: []plan.Check{helmCheck("istio-system", "ztunnel", toV),
+		Postconditions: []plan.Check{helmCheck("istio-system", "ztunnel", toV),
 			{Type: plan.CheckNodeAgentReady, Object: ztunnelRef(), Params: map[string]string{"version": fromV, "all": "true"}, Description: "no ztunnel restarted"}},
 		Rollback: &plan.Step{ID: "ztunnel/ztunnel/on-delete/undo", Description: "roll ztunnel back", Risk: plan.RiskLow,
 			HelmRollback: &plan.HelmRollback{Release: "ztunnel", Namespace: "istio-system", Revision: 1}}})
@@ -166,19 +166,19 @@ func upgradePlan(w *world) *plan.Plan {
 	add(plan.Step{ID: "ztunnel/ztunnel/rolling-update", Description: "ztunnel back to rolling updates",
 		HelmUpgrade: &plan.HelmRelease{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV), PreviousRevision: 2,
 			Values: map[string]any{"revision": toRev}},
-		Verification: []plan.Check{helmCheck("istio-system", "ztunnel", toV),
+		Postconditions: []plan.Check{helmCheck("istio-system", "ztunnel", toV),
 			{Type: plan.CheckDaemonSetRolledOut, Object: ztunnelRef(), Params: map[string]string{"version": toV}, Description: "ztunnel at 1.31.4 everywhere"}}})
 	add(plan.Step{ID: "tags/prod/move", Description: "point tag prod at 1-31-4", Risk: plan.RiskHigh,
 		Preconditions: []plan.Check{{Type: plan.CheckRevisionExistsAndReady, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod-" + toRev},
 			Params: map[string]string{"revision": toRev}, Description: "1-31-4 ready"}},
 		MoveTag: &plan.TagMove{Tag: "prod", From: fromRev, To: toRev, Namespace: "istio-system", Objects: []map[string]any{tagMWC(toRev)}},
-		Verification: []plan.Check{{Type: plan.CheckTagPointsTo, Object: mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "istio-revision-tag-prod"},
+		Postconditions: []plan.Check{{Type: plan.CheckTagPointsTo, Object: mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: "istio-revision-tag-prod"},
 			Params: map[string]string{"tag": "prod", "revision": toRev}, Description: "prod points at 1-31-4"}},
 		Rollback: &plan.Step{ID: "tags/prod/move/undo", Description: "point prod back", Risk: plan.RiskHigh,
 			MoveTag: &plan.TagMove{Tag: "prod", From: toRev, To: fromRev, Namespace: "istio-system", Objects: []map[string]any{tagMWC(fromRev)}}}})
 	add(plan.Step{ID: "tags/prod/restart", Description: "restart workloads on tag prod",
-		Restart:      &plan.Restart{Workloads: []mesh.ObjectRef{{Kind: "Deployment", Namespace: "legacy", Name: "billing"}}, BatchSize: 1},
-		Verification: []plan.Check{{Type: plan.CheckDeploymentReady, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "legacy", Name: "billing"}, Description: "billing ready"}}})
+		Restart:        &plan.Restart{Workloads: []mesh.ObjectRef{{Kind: "Deployment", Namespace: "legacy", Name: "billing"}}, BatchSize: 1},
+		Postconditions: []plan.Check{{Type: plan.CheckDeploymentReady, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "legacy", Name: "billing"}, Description: "billing ready"}}})
 	add(plan.Step{ID: "tags/prod/health", Description: "health gate after tag prod", Risk: plan.RiskNone,
 		HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "tag prod", SettleSeconds: 60}})
 	add(plan.Step{ID: "namespaces/shop/waypoint", Description: "use the waypoint in shop",
@@ -186,7 +186,7 @@ func upgradePlan(w *world) *plan.Plan {
 	add(plan.Step{ID: "base/default-revision", Description: "make 1-31-4 the default revision",
 		HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: chart("base", toV), PreviousRevision: 2,
 			Values: map[string]any{"defaultRevision": toRev}},
-		Verification: []plan.Check{{Type: plan.CheckDefaultRevision, Params: map[string]string{"revision": toRev}, Description: "default is 1-31-4"}}})
+		Postconditions: []plan.Check{{Type: plan.CheckDefaultRevision, Params: map[string]string{"revision": toRev}, Description: "default is 1-31-4"}}})
 	add(plan.Step{ID: "istiod/" + fromRev + "/approve", Description: "approve removing 1-30-3", Risk: plan.RiskNone,
 		Approval: &plan.Approval{Message: "remove revision 1-30-3"}})
 	add(plan.Step{ID: "istiod/" + fromRev + "/backup", Description: "back up 1-30-3", Risk: plan.RiskNone,
@@ -194,7 +194,7 @@ func upgradePlan(w *world) *plan.Plan {
 			{HelmRelease: "istiod-" + fromRev, Object: mesh.ObjectRef{Kind: "HelmRelease", Namespace: "istio-system", Name: "istiod-" + fromRev}},
 			{APIVersion: "apps/v1", Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod-" + fromRev}},
 			{APIVersion: "v1", Object: mesh.ObjectRef{Kind: "ConfigMap", Namespace: "legacy", Name: "old-config"}}}},
-		Verification: []plan.Check{{Type: plan.CheckBackupReadable, Params: map[string]string{"revision": fromRev}, Description: "backup reads back"}}})
+		Postconditions: []plan.Check{{Type: plan.CheckBackupReadable, Params: map[string]string{"revision": fromRev}, Description: "backup reads back"}}})
 	add(plan.Step{ID: "istiod/" + fromRev + "/remove", Description: "remove 1-30-3", Risk: plan.RiskMedium,
 		HelmUninstall: &plan.HelmUninstall{Release: "istiod-" + fromRev, Namespace: "istio-system", BackupStep: "istiod/" + fromRev + "/backup"}})
 	add(plan.Step{ID: "legacy/old-config/delete", Description: "delete the old config",
@@ -212,16 +212,16 @@ func addNodeSteps(add func(plan.Step), n string, batch int) {
 	add(plan.Step{ID: id + "cordon", Description: "cordon " + n, Cordon: &plan.NodeRef{Node: n},
 		Rollback: &plan.Step{ID: id + "cordon/undo", Description: "uncordon " + n, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n}}})
 	add(plan.Step{ID: id + "drain", Description: "drain " + n, Risk: plan.RiskHigh,
-		Drain:        &plan.NodeDrain{Node: n, TimeoutSeconds: 600, IgnoreDaemonSets: true, DeleteEmptyDirData: true},
-		Verification: []plan.Check{{Type: plan.CheckNodeDrained, Object: nodeRef, Description: "only DaemonSet pods left"}},
-		Rollback:     &plan.Step{ID: id + "drain/undo", Description: "uncordon " + n, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n}}})
+		Drain:          &plan.NodeDrain{Node: n, TimeoutSeconds: 600, IgnoreDaemonSets: true, DeleteEmptyDirData: true},
+		Postconditions: []plan.Check{{Type: plan.CheckNodeDrained, Object: nodeRef, Description: "only DaemonSet pods left"}},
+		Rollback:       &plan.Step{ID: id + "drain/undo", Description: "uncordon " + n, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n}}})
 	add(plan.Step{ID: id + "replace", Description: "replace ztunnel on " + n, Risk: plan.RiskMedium,
 		DeletePod: &plan.PodSelection{Namespace: "istio-system", Selector: map[string]string{"app": "ztunnel"}, Node: n}})
 	add(plan.Step{ID: id + "wait", Description: "wait for ztunnel on " + n, Risk: plan.RiskNone,
 		WaitFor: &plan.WaitFor{TimeoutSeconds: 300, Check: plan.Check{Type: plan.CheckNodeAgentReady, Object: ztunnelRef(),
 			Params: map[string]string{"node": n, "version": toV}, Description: "ztunnel 1.31.4 ready on " + n}}})
 	add(plan.Step{ID: id + "uncordon", Description: "uncordon " + n, Uncordon: &plan.NodeRef{Node: n},
-		Verification: []plan.Check{{Type: plan.CheckNodeSchedulable, Object: nodeRef, Description: n + " schedulable"}}})
+		Postconditions: []plan.Check{{Type: plan.CheckNodeSchedulable, Object: nodeRef, Description: n + " schedulable"}}})
 	add(plan.Step{ID: fmt.Sprintf("ztunnel/batch/%d/health", batch), Description: "health gate", Risk: plan.RiskNone,
 		HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "ztunnel batch", SettleSeconds: 30}})
 }

@@ -45,8 +45,9 @@ func (e *Executor) checkFresh(ctx context.Context, p *plan.Plan) error {
 		ErrPlanStale, p.Metadata.Name, p.Metadata.Fingerprint, live, what)
 }
 
-// staleHints compares what the plan expects with the live snapshot: Helm release revisions, tag
-// targets, revisions to remove, nodes to drain, the version upgraded from.
+// staleHints compares what the plan's steps expect with the live snapshot (each action kind says
+// what it depends on: Helm release revisions, tag targets, ...) and the version upgraded from. Nodes
+// that came or went are not staleness: the executor skips a removed node and verifies a new one.
 func staleHints(p *plan.Plan, s *mesh.Snapshot) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -57,44 +58,11 @@ func staleHints(p *plan.Plan, s *mesh.Snapshot) []string {
 			out = append(out, h)
 		}
 	}
-	releases := map[string]mesh.HelmRelease{}
-	for _, h := range s.HelmReleases {
-		releases[h.Namespace+"/"+h.Name] = h
-	}
-	firstUpgrade := map[string]bool{}
-	for _, st := range p.Steps {
-		switch {
-		case st.HelmUpgrade != nil && st.HelmUpgrade.PreviousRevision > 0:
-			h := st.HelmUpgrade
-			key := h.Namespace + "/" + h.Release
-			if firstUpgrade[key] {
-				continue
-			}
-			firstUpgrade[key] = true
-			live, ok := releases[key]
-			switch {
-			case !ok:
-				add("Helm release %s no longer exists", key)
-			case live.Revision != h.PreviousRevision:
-				add("Helm release %s is at revision %d (chart %s), the plan expected revision %d", key, live.Revision, live.ChartVersion, h.PreviousRevision)
-			}
-		case st.HelmInstall != nil:
-			key := st.HelmInstall.Namespace + "/" + st.HelmInstall.Release
-			if _, ok := releases[key]; ok {
-				add("Helm release %s already exists; the plan installs it", key)
-			}
-		case st.MoveTag != nil && st.MoveTag.From != "":
-			t, ok := s.Tag(st.MoveTag.Tag)
-			switch {
-			case !ok:
-				add("tag %s no longer exists", st.MoveTag.Tag)
-			case t.Revision != st.MoveTag.From && t.Revision != st.MoveTag.To:
-				add("tag %s points at %s, the plan expected %s", t.Name, t.Revision, st.MoveTag.From)
-			}
-		case st.Drain != nil:
-			if _, ok := s.Node(st.Drain.Node); !ok {
-				add("node %s no longer exists", st.Drain.Node)
-			}
+	first := map[string]bool{}
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		if a, ok := actions[st.Kind()]; ok && a.stale != nil {
+			a.stale(st, s, first, add)
 		}
 	}
 	if !p.Metadata.From.IsZero() {

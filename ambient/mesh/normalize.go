@@ -107,16 +107,18 @@ type fingerprintView struct {
 	Ztunnels        []string            `json:"z"`
 	Gateways        []string            `json:"g"`
 	Namespaces      []string            `json:"n"`
-	Nodes           []string            `json:"o"`
 	Releases        []string            `json:"h"`
 	Trust           map[string][]string `json:"a"`
 }
 
-// Fingerprint returns a stable hash ("sha256:<hex>") of the parts of the snapshot a plan is built on:
-// Kubernetes version, revisions and their versions, tags, the default revision, CNI and ztunnel
-// identities and versions, gateways and their owners, namespace mesh labels, node names and Helm
-// release revisions. A plan carries it; the executor refuses to apply a plan whose cluster no longer
-// has the same fingerprint.
+// Fingerprint returns a stable hash ("sha256:<hex>") of the parts of the snapshot a plan's safety is
+// built on: Kubernetes version, revisions and their versions and trusted ztunnel accounts, tags, the
+// default revision, CNI and ztunnel identities, versions and the node selectors and affinities that
+// decide where they run, gateways and their owners, namespace mesh labels and Helm release revisions.
+// Nodes are left out on purpose: Karpenter and cluster autoscalers add and remove them all the time,
+// and a node-by-node or blue-green run takes hours under exactly that churn (the executor skips a
+// node that went away and verifies the ztunnel of a node that came). A plan carries the fingerprint;
+// the executor refuses to start a plan whose cluster no longer has the same one.
 func (s *Snapshot) Fingerprint() string {
 	c := s
 	v := fingerprintView{Kubernetes: c.Cluster.KubernetesVersion.MinorString(), DefaultRevision: c.DefaultRevision, Trust: map[string][]string{}}
@@ -131,7 +133,10 @@ func (s *Snapshot) Fingerprint() string {
 		v.CNI = c.CNI.Namespace + "/" + c.CNI.Name + "@" + c.CNI.Version.String()
 	}
 	for _, z := range c.Ztunnels {
-		v.Ztunnels = append(v.Ztunnels, z.Namespace+"/"+z.Name+"@"+z.Version.String()+" sa="+z.ServiceAccount+" rev="+z.Revision)
+		sel, _ := json.Marshal(z.NodeSelector)
+		aff, _ := json.Marshal(z.NodeAffinity)
+		v.Ztunnels = append(v.Ztunnels, z.Namespace+"/"+z.Name+"@"+z.Version.String()+" sa="+z.ServiceAccount+" rev="+z.Revision+
+			" nodeSelector="+string(sel)+" affinity="+string(aff))
 	}
 	for _, g := range c.Gateways {
 		v.Gateways = append(v.Gateways, g.Ref().String()+" rev="+g.Revision)
@@ -140,13 +145,10 @@ func (s *Snapshot) Fingerprint() string {
 		b, _ := json.Marshal(n.Labels)
 		v.Namespaces = append(v.Namespaces, n.Name+string(b))
 	}
-	for _, n := range c.Nodes {
-		v.Nodes = append(v.Nodes, n.Name)
-	}
 	for _, h := range c.HelmReleases {
 		v.Releases = append(v.Releases, fmt.Sprintf("%s/%s %s-%s #%d", h.Namespace, h.Name, h.Chart, h.ChartVersion, h.Revision))
 	}
-	for _, l := range [][]string{v.Revisions, v.Tags, v.Ztunnels, v.Gateways, v.Namespaces, v.Nodes, v.Releases} {
+	for _, l := range [][]string{v.Revisions, v.Tags, v.Ztunnels, v.Gateways, v.Namespaces, v.Releases} {
 		sort.Strings(l)
 	}
 	for k, l := range v.Trust {
@@ -160,6 +162,115 @@ func (s *Snapshot) Fingerprint() string {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Normalized returns s when its lists are already in canonical order (as observation leaves them),
+// and otherwise a normalized deep copy: planners call it so they never change the caller's snapshot,
+// and two goroutines may plan from one snapshot at once.
+func Normalized(s *Snapshot) *Snapshot {
+	if s.normalized() {
+		return s
+	}
+	b, err := json.Marshal(s)
+	if err != nil { // cannot happen: a snapshot is plain data
+		panic(fmt.Sprintf("mesh: snapshot does not encode: %v", err))
+	}
+	var c Snapshot
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(fmt.Sprintf("mesh: snapshot does not decode: %v", err))
+	}
+	c.Normalize()
+	return &c
+}
+
+// normalized reports whether Normalize would change nothing.
+func (s *Snapshot) normalized() bool {
+	if s.APIVersion != APIVersion || s.Kind != SnapshotKind {
+		return false
+	}
+	ok := sort.SliceIsSorted(s.Revisions, func(i, j int) bool {
+		a, b := s.Revisions[i], s.Revisions[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	}) &&
+		sort.SliceIsSorted(s.Tags, func(i, j int) bool { return s.Tags[i].Name < s.Tags[j].Name }) &&
+		sort.SliceIsSorted(s.Injectors, func(i, j int) bool { return s.Injectors[i].Name < s.Injectors[j].Name }) &&
+		sort.SliceIsSorted(s.Ztunnels, func(i, j int) bool {
+			return s.Ztunnels[i].Namespace+"/"+s.Ztunnels[i].Name < s.Ztunnels[j].Namespace+"/"+s.Ztunnels[j].Name
+		}) &&
+		sort.SliceIsSorted(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name }) &&
+		sort.SliceIsSorted(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name }) &&
+		sort.SliceIsSorted(s.PodDisruptionBudgets, func(i, j int) bool {
+			return refLess(s.PodDisruptionBudgets[i].Ref(), s.PodDisruptionBudgets[j].Ref())
+		}) &&
+		sort.SliceIsSorted(s.Policies, func(i, j int) bool { return refLess(s.Policies[i].Ref(), s.Policies[j].Ref()) }) &&
+		sort.SliceIsSorted(s.HelmReleases, func(i, j int) bool {
+			return s.HelmReleases[i].Namespace+"/"+s.HelmReleases[i].Name < s.HelmReleases[j].Namespace+"/"+s.HelmReleases[j].Name
+		}) &&
+		sort.SliceIsSorted(s.CRDs, func(i, j int) bool { return s.CRDs[i].Name < s.CRDs[j].Name }) &&
+		sort.StringsAreSorted(s.Observation.Skipped)
+	if !ok {
+		return false
+	}
+	for _, r := range s.Revisions {
+		if !sort.StringsAreSorted(r.TrustedZtunnelAccounts) {
+			return false
+		}
+	}
+	for _, in := range s.Injectors {
+		if !sort.StringsAreSorted(in.Webhooks) || !sort.StringsAreSorted(in.Selects) {
+			return false
+		}
+	}
+	if s.CNI != nil && !nodePodsSorted(s.CNI.Pods) {
+		return false
+	}
+	for _, z := range s.Ztunnels {
+		if !nodePodsSorted(z.Pods) || !sort.StringsAreSorted(z.NodeAffinity) {
+			return false
+		}
+	}
+	for _, g := range s.Gateways {
+		if !versionsSorted(g.Versions) {
+			return false
+		}
+	}
+	for _, w := range s.Workloads {
+		if !sort.StringsAreSorted(w.Nodes) || !versionsSorted(w.ProxyVersions) {
+			return false
+		}
+	}
+	for _, n := range s.Nodes {
+		t := n.Taints
+		if !sort.SliceIsSorted(t, func(a, b int) bool {
+			return t[a].Key+"="+t[a].Value+":"+t[a].Effect < t[b].Key+"="+t[b].Value+":"+t[b].Effect
+		}) {
+			return false
+		}
+	}
+	for _, p := range s.Policies {
+		if !sort.StringsAreSorted(p.L7) || !sort.StringsAreSorted(p.PortModes) || !sort.StringsAreSorted(p.Hosts) {
+			return false
+		}
+	}
+	return true
+}
+
+func nodePodsSorted(p []NodePod) bool {
+	return sort.SliceIsSorted(p, func(i, j int) bool {
+		if p[i].Node != p[j].Node {
+			return p[i].Node < p[j].Node
+		}
+		return p[i].Pod < p[j].Pod
+	})
+}
+
+func versionsSorted(v []Version) bool {
+	return sort.SliceIsSorted(v, func(i, j int) bool { return v[i].Less(v[j]) })
 }
 
 // ErrInvalidSnapshot is wrapped by errors from DecodeSnapshot.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -47,6 +46,11 @@ func New(md Metadata) *Plan {
 
 // ErrInvalidPlan is wrapped by every validation and decoding error.
 var ErrInvalidPlan = errors.New("invalid plan")
+
+// ErrInvalidOptions is wrapped by errors about a planner's options or inputs the caller can fix:
+// unknown waiver codes, conflicting settings, values that are not JSON. ambient.ErrInvalidOptions is
+// the same error.
+var ErrInvalidOptions = errors.New("invalid options")
 
 // Runnable reports whether no finding stops the plan and no step is blocked.
 func (p *Plan) Runnable() bool {
@@ -147,92 +151,19 @@ func backupRefs(s *Step) []string {
 	return out
 }
 
-var knownChecks = map[CheckType]bool{}
-
-func init() {
-	for _, c := range []CheckType{CheckDeploymentReady, CheckDaemonSetRolledOut, CheckNodeAgentReady, CheckPodsRedirected,
-		CheckNoSandboxFailures, CheckTagPointsTo, CheckNoReferences, CheckGatewayOwner, CheckHelmReleaseVersion,
-		CheckNodeDrained, CheckNodeSchedulable, CheckWorkloadsOnRevision, CheckTrustedAccounts, CheckFindingsClear,
-		CheckDefaultRevision, CheckBackupReadable, CheckCRDsEstablished, CheckRevisionExistsAndReady} {
-		knownChecks[c] = true
-	}
-}
-
+// validateStep checks one step's action, risk and checks.
 func validateStep(s *Step, where string, bad func(string, ...any)) {
-	switch k := s.actions(); len(k) {
-	case 0:
-		bad("%s: has no action; set exactly one of helmInstall, helmUpgrade, moveTag, drain, ...", where)
-	case 1:
-	default:
-		bad("%s: has %d actions (%v); a step carries exactly one", where, len(k), k)
-	}
+	validateAction(s, where, bad)
 	switch s.Risk {
 	case RiskNone, RiskLow, RiskMedium, RiskHigh:
 	default:
 		bad("%s: risk %q is not none, low, medium or high", where, s.Risk)
 	}
-	for _, list := range [][]Check{s.Preconditions, s.Verification} {
+	for _, list := range [][]Check{s.Preconditions, s.Postconditions} {
 		for _, c := range list {
-			if !knownChecks[c.Type] {
-				bad("%s: check type %q is unknown", where, c.Type)
-			}
+			validateCheck(c, where, bad)
 		}
 	}
-	if s.Verify != nil {
-		for _, c := range s.Verify.Checks {
-			if !knownChecks[c.Type] {
-				bad("%s: check type %q is unknown", where, c.Type)
-			}
-		}
-	}
-	if s.WaitFor != nil && !knownChecks[s.WaitFor.Check.Type] {
-		bad("%s: check type %q is unknown", where, s.WaitFor.Check.Type)
-	}
-	for _, h := range []*HelmRelease{s.HelmInstall, s.HelmUpgrade} {
-		if h == nil {
-			continue
-		}
-		if h.Release == "" || h.Namespace == "" {
-			bad("%s: helm release and namespace must be set", where)
-		}
-		if err := h.Chart.Validate(); err != nil {
-			bad("%s: %v", where, err)
-		}
-	}
-	if s.MoveTag != nil && (s.MoveTag.Tag == "" || s.MoveTag.To == "") {
-		bad("%s: moveTag needs tag and to", where)
-	}
-	for _, n := range []*NodeRef{s.Cordon, s.Uncordon} {
-		if n != nil && n.Node == "" {
-			bad("%s: node is empty", where)
-		}
-	}
-	if s.Drain != nil && s.Drain.Node == "" {
-		bad("%s: drain.node is empty", where)
-	}
-}
-
-// Validate checks that exactly one source is set and that it has the right form.
-func (c ChartRef) Validate() error {
-	n := 0
-	for _, s := range []string{c.Repository, c.OCI, c.Path} {
-		if s != "" {
-			n++
-		}
-	}
-	switch {
-	case c.Name == "":
-		return errors.New("chart name is empty")
-	case n != 1:
-		return fmt.Errorf("chart %q: set exactly one of repository, oci and path (got %d)", c.Name, n)
-	case c.Repository != "" && !strings.HasPrefix(c.Repository, "https://") && !strings.HasPrefix(c.Repository, "http://"):
-		return fmt.Errorf("chart %q: repository %q is not an http(s) URL", c.Name, c.Repository)
-	case c.OCI != "" && !strings.HasPrefix(c.OCI, "oci://"):
-		return fmt.Errorf("chart %q: oci reference %q must start with oci://", c.Name, c.OCI)
-	case c.Path == "" && c.Version == "":
-		return fmt.Errorf("chart %q: version is empty", c.Name)
-	}
-	return nil
 }
 
 // EncodeYAML writes the plan as YAML.
@@ -278,16 +209,59 @@ func Decode(data []byte) (*Plan, error) {
 
 // NormalizeValues turns values into the JSON types a decoded plan holds (float64 numbers,
 // map[string]any, []any), so a plan compares equal to itself after an encode/decode round trip.
-func NormalizeValues(v map[string]any) map[string]any {
+// Values that are not JSON (a map[any]any from yaml.v2, a channel, a NaN) give an error wrapping
+// ErrInvalidOptions that names the offending key where it can.
+func NormalizeValues(v map[string]any) (map[string]any, error) {
 	if v == nil {
-		return nil
+		return nil, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("plan values are not JSON: %v", err))
+		return nil, fmt.Errorf("%w: Helm values are not JSON data%s: %v; use map[string]any, []any, strings, numbers and booleans (sigs.k8s.io/yaml decodes YAML that way)",
+			ErrInvalidOptions, badValuePath("", v), err)
 	}
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%w: Helm values do not read back as JSON: %v", ErrInvalidOptions, err)
+	}
+	return out, nil
+}
+
+// badValuePath finds the first key whose value json cannot encode, as " (at a.b.c)".
+func badValuePath(prefix string, v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if _, err := json.Marshal(x[k]); err != nil {
+				if deeper := badValuePath(p, x[k]); deeper != "" {
+					return deeper
+				}
+				return " (at " + p + ")"
+			}
+		}
+	case []any:
+		for i, e := range x {
+			p := fmt.Sprintf("%s[%d]", prefix, i)
+			if _, err := json.Marshal(e); err != nil {
+				if deeper := badValuePath(p, e); deeper != "" {
+					return deeper
+				}
+				return " (at " + p + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// MustNormalizeValues is NormalizeValues for values known to be JSON (literals in code and tests); it
+// panics otherwise.
+func MustNormalizeValues(v map[string]any) map[string]any {
+	out, err := NormalizeValues(v)
+	if err != nil {
 		panic(err)
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
+	"github.com/ambientkit/ambientkit/ztunnel"
 )
 
 func main() {
@@ -56,7 +57,17 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--today %q: want YYYY-MM-DD", *today)
 	}
-	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(*strategy), Ztunnel: ambient.ZtunnelStrategy(*zt), BatchSize: *batch, Today: day}
+	ztStrategy, err := ztunnel.ParseStrategy(*zt)
+	if err != nil {
+		return fmt.Errorf("--ztunnel: %w", err)
+	}
+	if nbn, ok := ztStrategy.(ztunnel.NodeByNode); ok {
+		nbn.BatchSize = *batch
+		ztStrategy = nbn
+	} else if *batch != 0 {
+		return fmt.Errorf("--batch-size applies to --ztunnel node-by-node")
+	}
+	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(*strategy), Ztunnel: ztStrategy, Today: day}
 	for _, c := range strings.Split(*waive, ",") {
 		if c = strings.TrimSpace(c); c != "" {
 			opts.Waive = append(opts.Waive, plan.Code(c))

@@ -239,7 +239,7 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Res
 			res.Plan.Codes[string(f.Code)]++
 		}
 		for _, st := range p.Steps {
-			res.Plan.Checks += len(st.Preconditions) + len(st.Verification)
+			res.Plan.Checks += len(st.Preconditions) + len(st.Postconditions)
 			if st.Blocked != "" {
 				if res.Plan.BlockedSteps == 0 {
 					res.Plan.FirstBlocked = st.ID + ": " + st.Blocked

@@ -18,6 +18,14 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
+var drainAction = action{
+	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+		return e.drain(ctx, r, st, rec, st.Drain)
+	},
+	node:   func(st *plan.Step) string { return st.Drain.Node },
+	counts: "drained",
+}
+
 // annotationMirror marks a static (mirror) pod; the kubelet owns it and the API cannot evict it.
 const annotationMirror = "kubernetes.io/config.mirror"
 
@@ -134,6 +142,16 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	still := len(terminating) + len(blocked) + len(failed)
 	done := total - still
 	elapsed := e.clock.Now().Sub(rec.AttemptStarted)
+	if elapsed > timeout && !r.dry {
+		// A node removed mid-drain keeps its pods until the pod garbage collector deletes them; the
+		// drain then has nothing left to do.
+		if gone, err := e.nodeGone(ctx, r, st, d.Node); err != nil || gone {
+			if err != nil {
+				return outcome{}, err
+			}
+			return skippedGone(d.Node), nil
+		}
+	}
 	if len(blocked) > 0 && elapsed > timeout {
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
 			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))

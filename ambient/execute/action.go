@@ -1,0 +1,103 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// outcome is what one unit of an action did.
+type outcome struct {
+	finished   bool
+	progress   string
+	retryAfter time.Duration
+	changes    []string
+	done, of   int
+}
+
+func finished(changes ...string) outcome { return outcome{finished: true, changes: changes} }
+
+// action is how the executor carries out one action kind. Each kind's action is defined in its own
+// file, action_<kind>.go, and listed once in actions; a test fails when plan.Kinds() has a kind this
+// table lacks.
+type action struct {
+	// run carries out one bounded unit of the step. In a dry run (r.dry) it changes nothing and says
+	// what it would change. It is idempotent: run again after it finished, or after a crash between
+	// its effect and the journal write, it finds the effect and does not act twice.
+	run func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error)
+	// stale, when set, says what changed in the live mesh since planning that the step depends on;
+	// first is shared by the steps of one plan (a release upgraded twice is judged at its first).
+	stale func(st *plan.Step, s *mesh.Snapshot, first map[string]bool, add func(format string, a ...any))
+	// node, when set, names the node a step works on. Such an action finishes, having done nothing,
+	// when the node is gone (removed by an autoscaler or Karpenter since planning), with a NodeGone
+	// event; it looks only where the node's absence shows (a NotFound, no pod left), so a node that is
+	// there costs no extra request.
+	node func(st *plan.Step) string
+	// counts, when set, names what a finished step counts in node progress events ("drained").
+	counts string
+}
+
+// actions is the executor's table of action kinds.
+var actions = map[plan.Kind]action{
+	plan.KindHelmInstall:   helmInstallAction,
+	plan.KindHelmUpgrade:   helmUpgradeAction,
+	plan.KindHelmUninstall: helmUninstallAction,
+	plan.KindHelmRollback:  helmRollbackAction,
+	plan.KindApplyObject:   applyObjectAction,
+	plan.KindDeleteObject:  deleteObjectAction,
+	plan.KindPatchLabels:   patchLabelsAction,
+	plan.KindMoveTag:       moveTagAction,
+	plan.KindCordon:        cordonAction,
+	plan.KindUncordon:      uncordonAction,
+	plan.KindDrain:         drainAction,
+	plan.KindDeletePod:     deletePodAction,
+	plan.KindRestart:       restartAction,
+	plan.KindWaitFor:       waitForAction,
+	plan.KindVerify:        verifyAction,
+	plan.KindBackup:        backupAction,
+	plan.KindApproval:      approvalAction,
+	plan.KindHealthGate:    healthGateAction,
+}
+
+// act runs one unit of the step's action.
+func (e *Executor) act(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	a, ok := actions[st.Kind()]
+	if !ok {
+		return outcome{}, fmt.Errorf("the step has no action this executor knows (kind %q); upgrade ambientkit or re-plan", st.Kind())
+	}
+	return a.run(e, ctx, r, st, rec)
+}
+
+// skippedGone is the outcome of a node step whose node is gone.
+func skippedGone(node string) outcome {
+	return finished(fmt.Sprintf("node %s is gone (removed from the cluster since planning): skipped", node))
+}
+
+// nodeGone reports whether the node no longer exists (one GET, then remembered for the run), and
+// reports it once per run with a NodeGone event.
+func (e *Executor) nodeGone(ctx context.Context, r *run, st *plan.Step, node string) (bool, error) {
+	if r.gone[node] {
+		return true, nil
+	}
+	exists, err := e.nodeExists(ctx, node)
+	if err != nil || exists {
+		return false, err
+	}
+	e.markGone(r, st, node)
+	return true, nil
+}
+
+// markGone records a node found gone and emits NodeGone once per run.
+func (e *Executor) markGone(r *run, st *plan.Step, node string) {
+	if r.gone[node] {
+		return
+	}
+	r.gone[node] = true
+	ev := e.stepEvent(r, st, EventNodeGone, fmt.Sprintf("node %s is gone (removed since the plan was made); its steps are skipped", node))
+	ev.Node = node
+	e.emit(ev)
+	e.log.Info("node gone: its steps are skipped", "node", node, "step", st.ID)
+}

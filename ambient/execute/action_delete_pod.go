@@ -1,0 +1,109 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var deletePodAction = action{
+	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+		return e.deletePods(ctx, r, rec, st.DeletePod)
+	},
+	node:   func(st *plan.Step) string { return st.DeletePod.Node },
+	counts: "pods replaced",
+}
+
+// deletePods deletes the selected pods. It records their UIDs first and deletes with a UID
+// precondition, so a resumed step never deletes the replacement a controller created.
+func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *plan.PodSelection) (outcome, error) {
+	where := "namespace " + ps.Namespace
+	if ps.Node != "" {
+		where += " on node " + ps.Node
+	}
+	if len(ps.Selector) == 0 {
+		return outcome{}, fmt.Errorf("deletePod in %s has no label selector; the executor does not delete every pod of a namespace: fix the plan", where)
+	}
+	if _, ok := rec.State["pods"]; !ok {
+		var pods corev1.PodList
+		opts := []client.ListOption{client.InNamespace(ps.Namespace), client.MatchingLabels(ps.Selector)}
+		if ps.Node != "" {
+			opts = append(opts, client.MatchingFields{"spec.nodeName": ps.Node})
+		}
+		if err := e.retry(ctx, "list pods "+where, func(ctx context.Context) error { return e.c.List(ctx, &pods, opts...) }); err != nil {
+			return outcome{}, fmt.Errorf("list pods with labels %v in %s: %w", ps.Selector, where, err)
+		}
+		var targets []string
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				targets = append(targets, p.Name+"="+string(p.UID))
+			}
+		}
+		sortStrings(targets)
+		if r.dry {
+			if len(targets) == 0 {
+				return finished(fmt.Sprintf("no pod with labels %v runs in %s; nothing to delete", ps.Selector, where)), nil
+			}
+			return finished(fmt.Sprintf("would delete %s in %s: %s", plural(len(targets), "pod", "pods"), where, limitList(podNames(targets), 10))), nil
+		}
+		rec.State["pods"] = strings.Join(targets, ",")
+		if err := e.save(ctx, r); err != nil {
+			return outcome{}, err
+		}
+	}
+	targets := strings.Split(rec.State["pods"], ",")
+	if rec.State["pods"] == "" {
+		return finished(fmt.Sprintf("no pod with labels %v ran in %s; nothing to delete", ps.Selector, where)), nil
+	}
+	var deleted []string
+	for _, t := range targets {
+		name, uid, _ := strings.Cut(t, "=")
+		gone := false
+		err := e.retry(ctx, "delete pod "+ps.Namespace+"/"+name, func(ctx context.Context) error {
+			p := &corev1.Pod{}
+			p.Namespace, p.Name = ps.Namespace, name
+			u := types.UID(uid)
+			err := e.c.Delete(ctx, p, client.Preconditions{UID: &u})
+			switch {
+			case apierrors.IsNotFound(err):
+				gone = true
+				return nil
+			case apierrors.IsConflict(err):
+				// Either a transient conflict or the UID precondition failed because a replacement
+				// runs under the same name: look.
+				var cur corev1.Pod
+				gerr := e.c.Get(ctx, client.ObjectKeyFromObject(p), &cur)
+				if apierrors.IsNotFound(gerr) || (gerr == nil && cur.UID != u) {
+					gone = true
+					return nil
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return outcome{}, fmt.Errorf("delete pod %s/%s: %w", ps.Namespace, name, err)
+		}
+		if !gone {
+			deleted = append(deleted, ps.Namespace+"/"+name)
+		}
+	}
+	if len(deleted) == 0 {
+		return finished(fmt.Sprintf("the selected pods in %s are already gone", where)), nil
+	}
+	return finished(fmt.Sprintf("deleted %s in %s: %s", plural(len(deleted), "pod", "pods"), where, limitList(deleted, 10))), nil
+}
+
+func podNames(targets []string) []string {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
+		n, _, _ := strings.Cut(t, "=")
+		out = append(out, n)
+	}
+	return out
+}

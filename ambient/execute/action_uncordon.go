@@ -1,0 +1,14 @@
+package execute
+
+import (
+	"context"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+var uncordonAction = action{
+	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+		return e.setUnschedulable(ctx, r, st, st.Uncordon.Node, false)
+	},
+	node: func(st *plan.Step) string { return st.Uncordon.Node },
+}

@@ -1,0 +1,315 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// CheckType names a verification the executor knows how to run.
+type CheckType string
+
+// Check types.
+const (
+	CheckDeploymentReady        CheckType = "DeploymentReady"
+	CheckDaemonSetRolledOut     CheckType = "DaemonSetRolledOut"
+	CheckNodeAgentReady         CheckType = "NodeAgentReady"
+	CheckPodsRedirected         CheckType = "PodsRedirected"
+	CheckNoSandboxFailures      CheckType = "NoSandboxFailures"
+	CheckTagPointsTo            CheckType = "TagPointsTo"
+	CheckNoReferences           CheckType = "NoReferences"
+	CheckGatewayOwner           CheckType = "GatewayOwner"
+	CheckHelmReleaseVersion     CheckType = "HelmReleaseVersion"
+	CheckNodeDrained            CheckType = "NodeDrained"
+	CheckNodeSchedulable        CheckType = "NodeSchedulable"
+	CheckWorkloadsOnRevision    CheckType = "WorkloadsOnRevision"
+	CheckTrustedAccounts        CheckType = "TrustedAccounts"
+	CheckFindingsClear          CheckType = "FindingsClear"
+	CheckDefaultRevision        CheckType = "DefaultRevision"
+	CheckBackupReadable         CheckType = "BackupReadable"
+	CheckCRDsEstablished        CheckType = "CRDsEstablished"
+	CheckRevisionExistsAndReady CheckType = "RevisionReady"
+)
+
+// Check is one verifiable condition, as data. Its arguments are typed (one *Args struct per check
+// type, below) and travel as Params; NewCheck writes them, ArgsOf reads them back strictly, and
+// Validate (so plan.Decode) refuses params a check type does not take or cannot parse.
+type Check struct {
+	Type CheckType `json:"type"`
+	// Object the check is about, when there is one.
+	Object mesh.ObjectRef `json:"object,omitzero"`
+	// Params carry the check's arguments, encoded from its Args struct.
+	Params map[string]string `json:"params,omitempty"`
+	// Description says in words what must hold.
+	Description string `json:"description"`
+}
+
+// Args is the argument struct of one check type. Each field is a param: tagged `param:"name"`
+// (",required" when it must be set), of type string, bool, int or []string (a comma list).
+type Args interface {
+	// CheckType is the check the arguments belong to.
+	CheckType() CheckType
+}
+
+// NewCheck returns a check of the arguments' type about obj (zero when none).
+func NewCheck(obj mesh.ObjectRef, args Args, description string) Check {
+	return Check{Type: args.CheckType(), Object: obj, Params: encodeParams(args), Description: description}
+}
+
+// ArgsOf decodes a check's params into its argument struct, strictly: the check's type must be
+// T's, every param must be a field of T and parse as its type, and required fields must be set.
+func ArgsOf[T Args](c Check) (T, error) {
+	var a T
+	if c.Type != a.CheckType() {
+		return a, fmt.Errorf("%w: check %s does not take %T", ErrInvalidPlan, c.Type, a)
+	}
+	if err := decodeParams(c.Params, &a); err != nil {
+		return a, fmt.Errorf("%w: check %s: %v", ErrInvalidPlan, c.Type, err)
+	}
+	return a, nil
+}
+
+// checkSpec is what the plan package knows about one check type.
+type checkSpec struct {
+	// args returns a pointer to the zero argument struct.
+	args func() any
+	// object is the kind the check's object must have ("" when it takes none or any).
+	object string
+	// command is what a person would run to see the condition; nil when there is none.
+	command func(c Check) string
+}
+
+func spec[T Args](object string, command func(c Check) string) checkSpec {
+	return checkSpec{args: func() any { var a T; return &a }, object: object, command: command}
+}
+
+// checkSpecs is the table of check types.
+var checkSpecs = map[CheckType]checkSpec{
+	CheckDeploymentReady: spec[DeploymentReadyArgs]("Deployment", func(c Check) string {
+		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s", c.Object.Name, c.Object.Namespace)
+	}),
+	CheckDaemonSetRolledOut: spec[DaemonSetRolledOutArgs]("DaemonSet", func(c Check) string {
+		return fmt.Sprintf("kubectl rollout status daemonset/%s -n %s", c.Object.Name, c.Object.Namespace)
+	}),
+	CheckNodeAgentReady: spec[NodeAgentReadyArgs]("DaemonSet", func(c Check) string {
+		if node := c.Params["node"]; node != "" {
+			return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", c.Object.Namespace, node)
+		}
+		return fmt.Sprintf("kubectl rollout status daemonset/%s -n %s", c.Object.Name, c.Object.Namespace)
+	}),
+	CheckPodsRedirected: spec[PodsRedirectedArgs]("", func(Check) string {
+		return "kubectl get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'"
+	}),
+	CheckNoSandboxFailures: spec[NoSandboxFailuresArgs]("", func(Check) string {
+		return "kubectl get events -A --field-selector reason=FailedCreatePodSandBox"
+	}),
+	CheckTagPointsTo: spec[TagPointsToArgs]("", func(c Check) string {
+		name := c.Object.Name
+		if name == "" {
+			name = "istio-revision-tag-" + c.Params["tag"]
+		}
+		return fmt.Sprintf("kubectl get mutatingwebhookconfiguration %s -o jsonpath='{.metadata.labels.istio\\.io/rev}'", name)
+	}),
+	CheckNoReferences: spec[NoReferencesArgs]("", nil),
+	CheckGatewayOwner: spec[GatewayOwnerArgs]("", nil),
+	CheckHelmReleaseVersion: spec[HelmReleaseVersionArgs]("HelmRelease", func(c Check) string {
+		return fmt.Sprintf("helm ls -n %s --filter '^%s$'", c.Object.Namespace, c.Object.Name)
+	}),
+	CheckNodeDrained: spec[NodeDrainedArgs]("", func(c Check) string {
+		return fmt.Sprintf("kubectl get pods -A -o wide --field-selector spec.nodeName=%s", nodeOfCheck(c))
+	}),
+	CheckNodeSchedulable: spec[NodeSchedulableArgs]("", func(c Check) string {
+		return fmt.Sprintf("kubectl get node %s", nodeOfCheck(c))
+	}),
+	CheckWorkloadsOnRevision: spec[WorkloadsOnRevisionArgs]("", nil),
+	CheckTrustedAccounts:     spec[TrustedAccountsArgs]("", nil),
+	CheckFindingsClear:       spec[FindingsClearArgs]("", nil),
+	CheckDefaultRevision: spec[DefaultRevisionArgs]("", func(Check) string {
+		return "kubectl get validatingwebhookconfiguration istiod-default-validator -o jsonpath='{.metadata.labels.istio\\.io/rev}'"
+	}),
+	CheckBackupReadable:         spec[BackupReadableArgs]("", nil),
+	CheckCRDsEstablished:        spec[CRDsEstablishedArgs]("", nil),
+	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", nil),
+}
+
+// CheckTypes returns every check type, sorted.
+func CheckTypes() []CheckType {
+	out := make([]CheckType, 0, len(checkSpecs))
+	for t := range checkSpecs {
+		out = append(out, t)
+	}
+	sortStringsOf(out)
+	return out
+}
+
+// KnownCheck reports whether t is a check type of this library.
+func KnownCheck(t CheckType) bool { _, ok := checkSpecs[t]; return ok }
+
+// CheckCommand returns the kubectl or helm command that shows whether a check holds; "" when there
+// is none.
+func CheckCommand(c Check) string {
+	s, ok := checkSpecs[c.Type]
+	if !ok || s.command == nil {
+		return ""
+	}
+	return s.command(c)
+}
+
+func validateCheck(c Check, where string, bad func(string, ...any)) {
+	s, ok := checkSpecs[c.Type]
+	if !ok {
+		bad("%s: check type %q is unknown", where, c.Type)
+		return
+	}
+	if err := decodeParams(c.Params, s.args()); err != nil {
+		bad("%s: check %s: %v", where, c.Type, err)
+	}
+	if s.object != "" && (c.Object.Kind != s.object || c.Object.Name == "") {
+		bad("%s: check %s needs an object of kind %s with a name (got %q)", where, c.Type, s.object, c.Object.String())
+	}
+}
+
+func nodeOfCheck(c Check) string {
+	if n := c.Params["node"]; n != "" {
+		return n
+	}
+	return c.Object.Name
+}
+
+// ---- argument structs, one per check type ----
+
+// DeploymentReadyArgs: the Deployment (the check's object) has every replica updated, ready and
+// available, and its controller has seen its latest generation.
+type DeploymentReadyArgs struct{}
+
+// DaemonSetRolledOutArgs: the DaemonSet (the check's object) has every desired pod updated, ready and
+// available; with Version, its template and (under OnDelete) every pod run that version.
+type DaemonSetRolledOutArgs struct {
+	Version string `param:"version"`
+}
+
+// NodeAgentReadyArgs: a ready, non-terminating pod of the DaemonSet (the check's object) runs on Node,
+// or with All on every ready node the DaemonSet selects; at Version when given. Exactly one of Node
+// and All.
+type NodeAgentReadyArgs struct {
+	Node    string `param:"node"`
+	Version string `param:"version"`
+	All     bool   `param:"all"`
+}
+
+// PodsRedirectedArgs: ambient pods carry ambient.istio.io/redirection=enabled; with Since
+// "step-start", only pods created since the step started.
+type PodsRedirectedArgs struct {
+	Since string `param:"since"`
+}
+
+// NoSandboxFailuresArgs: no pod keeps failing sandbox creation through Plugin (default istio-cni) for
+// longer than RetryWindowSeconds (default 120).
+type NoSandboxFailuresArgs struct {
+	RetryWindowSeconds int    `param:"retryWindowSeconds"`
+	Plugin             string `param:"plugin"`
+}
+
+// TagPointsToArgs: the tag's webhook configuration (the check's object, or istio-revision-tag-<tag>)
+// is labelled with Revision.
+type TagPointsToArgs struct {
+	Tag      string `param:"tag,required"`
+	Revision string `param:"revision,required"`
+}
+
+// NoReferencesArgs: nothing refers to Revision (revision.References); with Gone, its istiod is gone
+// too.
+type NoReferencesArgs struct {
+	Revision string `param:"revision,required"`
+	Gone     bool   `param:"gone"`
+}
+
+// GatewayOwnerArgs: the gateway (the check's object) is owned by Revision (a revision or a tag).
+type GatewayOwnerArgs struct {
+	Revision string `param:"revision,required"`
+}
+
+// HelmReleaseVersionArgs: the release (the check's object) is deployed, at chart Version when given.
+type HelmReleaseVersionArgs struct {
+	Version string `param:"version"`
+}
+
+// NodeDrainedArgs: only DaemonSet, mirror and finished pods are left on the node (Node, or the check's
+// object); with AmbientOnly, no ambient pod is left.
+type NodeDrainedArgs struct {
+	Node        string `param:"node"`
+	AmbientOnly bool   `param:"ambientOnly"`
+}
+
+// NodeSchedulableArgs: the node (Node, or the check's object) is not cordoned.
+type NodeSchedulableArgs struct {
+	Node string `param:"node"`
+}
+
+// WorkloadsOnRevisionArgs: every pod of the step's restarted workloads (or of the workloads the tag
+// reaches) runs a sidecar injected by Revision.
+type WorkloadsOnRevisionArgs struct {
+	Tag      string `param:"tag"`
+	Revision string `param:"revision,required"`
+}
+
+// TrustedAccountsArgs: every revision (or Revision) trusts Accounts ("namespace/serviceaccount"), or
+// every running ztunnel's account when Accounts is empty.
+type TrustedAccountsArgs struct {
+	Accounts []string `param:"accounts"`
+	Revision string   `param:"revision"`
+}
+
+// FindingsClearArgs: ComputeCompatibility of the live mesh reports nothing that stops an upgrade to
+// Target (or Version) with Strategy. With Component "control-plane", a ready control plane at
+// Version's minor or newer runs instead.
+type FindingsClearArgs struct {
+	Target    string `param:"target"`
+	Version   string `param:"version"`
+	Strategy  string `param:"strategy"`
+	Component string `param:"component"`
+}
+
+// DefaultRevisionArgs: istiod-default-validator is labelled istio.io/rev=Revision.
+type DefaultRevisionArgs struct {
+	Revision string `param:"revision,required"`
+}
+
+// BackupReadableArgs: the backup written by Step (default: the step the check belongs to) reads back
+// equal. Revision names what was backed up, for the reader.
+type BackupReadableArgs struct {
+	Revision string `param:"revision"`
+	Step     string `param:"step"`
+}
+
+// CRDsEstablishedArgs: every CRD of Group or a subgroup (default istio.io) is Established.
+type CRDsEstablishedArgs struct {
+	Group string `param:"group"`
+}
+
+// RevisionReadyArgs: the istiod Deployment of Revision (the check's object, or istiod-<revision>) is
+// ready.
+type RevisionReadyArgs struct {
+	Revision string `param:"revision,required"`
+}
+
+// CheckType implementations.
+
+func (DeploymentReadyArgs) CheckType() CheckType     { return CheckDeploymentReady }
+func (DaemonSetRolledOutArgs) CheckType() CheckType  { return CheckDaemonSetRolledOut }
+func (NodeAgentReadyArgs) CheckType() CheckType      { return CheckNodeAgentReady }
+func (PodsRedirectedArgs) CheckType() CheckType      { return CheckPodsRedirected }
+func (NoSandboxFailuresArgs) CheckType() CheckType   { return CheckNoSandboxFailures }
+func (TagPointsToArgs) CheckType() CheckType         { return CheckTagPointsTo }
+func (NoReferencesArgs) CheckType() CheckType        { return CheckNoReferences }
+func (GatewayOwnerArgs) CheckType() CheckType        { return CheckGatewayOwner }
+func (HelmReleaseVersionArgs) CheckType() CheckType  { return CheckHelmReleaseVersion }
+func (NodeDrainedArgs) CheckType() CheckType         { return CheckNodeDrained }
+func (NodeSchedulableArgs) CheckType() CheckType     { return CheckNodeSchedulable }
+func (WorkloadsOnRevisionArgs) CheckType() CheckType { return CheckWorkloadsOnRevision }
+func (TrustedAccountsArgs) CheckType() CheckType     { return CheckTrustedAccounts }
+func (FindingsClearArgs) CheckType() CheckType       { return CheckFindingsClear }
+func (DefaultRevisionArgs) CheckType() CheckType     { return CheckDefaultRevision }
+func (BackupReadableArgs) CheckType() CheckType      { return CheckBackupReadable }
+func (CRDsEstablishedArgs) CheckType() CheckType     { return CheckCRDsEstablished }
+func (RevisionReadyArgs) CheckType() CheckType       { return CheckRevisionExistsAndReady }

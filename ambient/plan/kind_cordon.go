@@ -1,0 +1,17 @@
+package plan
+
+// NodeRef names a node.
+type NodeRef struct {
+	Node string `json:"node"`
+}
+
+func validateNodeRef(n *NodeRef, where string, bad func(string, ...any)) {
+	mustNotBeEmpty(where, "node", n.Node, bad)
+}
+
+var cordonKind = kindSpec{
+	kind:     KindCordon,
+	payload:  payloadOf(func(s *Step) *NodeRef { return s.Cordon }),
+	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
+	commands: func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
+}

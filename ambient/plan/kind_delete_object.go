@@ -1,0 +1,28 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// DeleteObject deletes one object after a Backup step saved it.
+type DeleteObject struct {
+	APIVersion string         `json:"apiVersion"`
+	Object     mesh.ObjectRef `json:"object"`
+	BackupStep string         `json:"backupStep"`
+}
+
+var deleteObjectKind = kindSpec{
+	kind:    KindDeleteObject,
+	payload: payloadOf(func(s *Step) *DeleteObject { return s.DeleteObject }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		d := s.DeleteObject
+		if d.APIVersion == "" || d.Object.Kind == "" || d.Object.Name == "" {
+			bad("%s: deleteObject needs apiVersion, object.kind and object.name", where)
+		}
+	},
+	commands: func(s *Step) []string {
+		return []string{fmt.Sprintf("kubectl delete %s", kubectlTarget(s.DeleteObject.Object))}
+	},
+}

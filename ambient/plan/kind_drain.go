@@ -1,0 +1,50 @@
+package plan
+
+import "fmt"
+
+// NodeDrain evicts pods from a node through the Eviction API, respecting PodDisruptionBudgets.
+type NodeDrain struct {
+	Node string `json:"node"`
+	// TimeoutSeconds bounds the drain; 0 means the executor's default.
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
+	// IgnoreDaemonSets leaves DaemonSet pods (always true for ambient node drains).
+	IgnoreDaemonSets bool `json:"ignoreDaemonSets"`
+	// DeleteEmptyDirData allows evicting pods with emptyDir volumes.
+	DeleteEmptyDirData bool `json:"deleteEmptyDirData"`
+	// MayHold lists what may hold the drain up, by name, for the reviewer.
+	MayHold []string `json:"mayHold,omitempty"`
+	// AmbientOnly evicts only the pods ambient captures when the drain runs (ambient namespace or pod
+	// label, not opted out, no sidecar, not on the host network); every other pod stays. Node-by-node
+	// ztunnel replacement drains so the nodes that ran no ambient pod when the plan was made: pods
+	// evicted from earlier nodes may have been rescheduled onto them since.
+	AmbientOnly bool `json:"ambientOnly,omitempty"`
+}
+
+var drainKind = kindSpec{
+	kind:    KindDrain,
+	payload: payloadOf(func(s *Step) *NodeDrain { return s.Drain }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		mustNotBeEmpty(where, "drain.node", s.Drain.Node, bad)
+		if s.Drain.TimeoutSeconds < 0 {
+			bad("%s: drain.timeoutSeconds is negative", where)
+		}
+	},
+	commands: func(s *Step) []string {
+		d := s.Drain
+		if d.AmbientOnly {
+			return []string{"# evict only the pods ambient captures on " + d.Node + " (usually none); list them with:",
+				"kubectl get pods -A --field-selector spec.nodeName=" + d.Node + " -o wide  # ambient namespaces, not istio.io/dataplane-mode=none, no sidecar"}
+		}
+		c := "kubectl drain " + d.Node
+		if d.IgnoreDaemonSets {
+			c += " --ignore-daemonsets"
+		}
+		if d.DeleteEmptyDirData {
+			c += " --delete-emptydir-data"
+		}
+		if d.TimeoutSeconds > 0 {
+			c += fmt.Sprintf(" --timeout=%ds", d.TimeoutSeconds)
+		}
+		return []string{c}
+	},
+}

@@ -1,0 +1,25 @@
+package plan
+
+import "fmt"
+
+// HelmUninstall removes a release.
+type HelmUninstall struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	// BackupStep is the ID of the Backup step that saved what is removed. A rollback that removes what
+	// its step installed names none: the executor backs the release up itself before removing it.
+	BackupStep string `json:"backupStep"`
+}
+
+var helmUninstallKind = kindSpec{
+	kind:    KindHelmUninstall,
+	payload: payloadOf(func(s *Step) *HelmUninstall { return s.HelmUninstall }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		if s.HelmUninstall.Release == "" || s.HelmUninstall.Namespace == "" {
+			bad("%s: helm release and namespace must be set", where)
+		}
+	},
+	commands: func(s *Step) []string {
+		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
+	},
+}

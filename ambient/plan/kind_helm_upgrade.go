@@ -1,0 +1,10 @@
+package plan
+
+var helmUpgradeKind = kindSpec{
+	kind:    KindHelmUpgrade,
+	payload: payloadOf(func(s *Step) *HelmRelease { return s.HelmUpgrade }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		validateHelmRelease(s.HelmUpgrade, where, bad)
+	},
+	commands: func(s *Step) []string { return []string{helmCommand("upgrade", s.HelmUpgrade)} },
+}

@@ -1,0 +1,8 @@
+package plan
+
+var uncordonKind = kindSpec{
+	kind:     KindUncordon,
+	payload:  payloadOf(func(s *Step) *NodeRef { return s.Uncordon }),
+	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Uncordon, where, bad) },
+	commands: func(s *Step) []string { return []string{"kubectl uncordon " + s.Uncordon.Node} },
+}

@@ -1,0 +1,25 @@
+package plan
+
+// WaitFor waits until a condition holds.
+type WaitFor struct {
+	Check          Check `json:"check"`
+	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
+}
+
+var waitForKind = kindSpec{
+	kind:    KindWaitFor,
+	payload: payloadOf(func(s *Step) *WaitFor { return s.WaitFor }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		validateCheck(s.WaitFor.Check, where, bad)
+		if s.WaitFor.TimeoutSeconds < 0 {
+			bad("%s: waitFor.timeoutSeconds is negative", where)
+		}
+	},
+	commands: func(s *Step) []string {
+		if c := CheckCommand(s.WaitFor.Check); c != "" {
+			return []string{c}
+		}
+		return nil
+	},
+	readOnly: true, keepsMesh: true,
+}

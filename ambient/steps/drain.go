@@ -1,0 +1,160 @@
+package steps
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// Index holds a snapshot's workloads by node and its PodDisruptionBudgets by namespace, built once
+// for the many drain decisions of a plan.
+type Index struct {
+	byNode  map[string][]*mesh.Workload
+	budgets map[string][]mesh.PodDisruptionBudget
+}
+
+// NewIndex indexes the snapshot. It keeps pointers into s, which must not change while it is used.
+func NewIndex(s *mesh.Snapshot) *Index {
+	ix := &Index{byNode: map[string][]*mesh.Workload{}, budgets: map[string][]mesh.PodDisruptionBudget{}}
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		for _, n := range w.Nodes {
+			ix.byNode[n] = append(ix.byNode[n], w)
+		}
+	}
+	for _, b := range s.PodDisruptionBudgets {
+		ix.budgets[b.Namespace] = append(ix.budgets[b.Namespace], b)
+	}
+	return ix
+}
+
+// On returns the workloads with pods on the node.
+func (ix *Index) On(node string) []*mesh.Workload { return ix.byNode[node] }
+
+// DrainNode is one node to drain, with what may hold the drain up.
+type DrainNode struct {
+	Node mesh.Node
+	// Ambient is true when ambient pods ran on the node when the plan was made.
+	Ambient bool
+	// Stateful counts the StatefulSets, Jobs and pods with local storage on the node.
+	Stateful int
+	// Blocked is true when a PodDisruptionBudget covering a pod on the node allows no disruption.
+	Blocked bool
+	// MayHold says what may hold the drain, by name.
+	MayHold []string
+}
+
+// DrainOrder returns the nodes in the order to drain them: nodes no budget blocks first, then fewer
+// stateful workloads first, then by pool and name. What may hold each drain is named, and what blocks
+// one (a budget allowing no disruption, a pod no controller owns) is added to the plan as a finding.
+// ambient counts ambient workloads per node (mesh.Snapshot.AmbientNodes); only nodes with ambient
+// pods are examined, because only their drains evict every pod.
+func (b *Builder) DrainOrder(s *mesh.Snapshot, ix *Index, nodes []mesh.Node, ambient map[string]int) []DrainNode {
+	out := make([]DrainNode, 0, len(nodes))
+	for _, n := range nodes {
+		d := DrainNode{Node: n, Ambient: ambient[n.Name] > 0}
+		if d.Ambient {
+			d.MayHold, d.Stateful, d.Blocked = b.mayHold(ix, n.Name)
+		}
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if a.Blocked != c.Blocked {
+			return !a.Blocked
+		}
+		if a.Stateful != c.Stateful {
+			return a.Stateful < c.Stateful
+		}
+		if a.Node.Pool != c.Node.Pool {
+			return a.Node.Pool < c.Node.Pool
+		}
+		return a.Node.Name < c.Node.Name
+	})
+	return out
+}
+
+// mayHold lists what may hold a node's drain, by name, and adds the findings of what blocks it.
+func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, blocked bool) {
+	for _, w := range ix.byNode[node] {
+		if w.Kind == "DaemonSet" {
+			continue
+		}
+		for _, bud := range ix.budgets[w.Namespace] {
+			if !bud.Selector.Matches(w.Labels) {
+				continue
+			}
+			if bud.DisruptionsAllowed == 0 {
+				blocked = true
+				hold = append(hold, fmt.Sprintf("%s allows 0 disruptions and covers %s", bud.Ref(), w.Ref()))
+				b.Finding(plan.Finding{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: bud.Ref(), Component: "node/" + node,
+					Message: fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s", bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, node, w.Ref()),
+					Remedy:  "scale the workload up or relax the budget before the drain, or waive and let the drain time out and report"})
+			}
+		}
+		switch {
+		case w.Kind == "Pod":
+			hold = append(hold, fmt.Sprintf("%s has no controller: eviction deletes it for good", w.Ref()))
+			b.Finding(plan.Finding{Code: plan.CodeUnmanagedPodOnNode, Severity: plan.Waivable, Object: w.Ref(), Component: "node/" + node,
+				Message: fmt.Sprintf("pod %s/%s on %s has no controller; draining the node deletes it for good", w.Namespace, w.Name, node),
+				Remedy:  "run it under a Deployment or Job, or waive"})
+		case w.Kind == "Job" || w.Kind == "CronJob":
+			hold = append(hold, fmt.Sprintf("%s is running: eviction stops it; it starts over only if its backoffLimit allows a retry", w.Ref()))
+		case w.Kind == "StatefulSet":
+			hold = append(hold, fmt.Sprintf("%s: its pod restarts with the same identity elsewhere", w.Ref()))
+		}
+		if w.LocalStorage {
+			hold = append(hold, fmt.Sprintf("%s mounts emptyDir volumes: their data is lost", w.Ref()))
+		}
+		if w.Stateful() {
+			stateful++
+		}
+	}
+	sort.Strings(hold)
+	return hold, stateful, blocked
+}
+
+// DrainStep is the step that drains d.Node through the Eviction API, bounded by timeout seconds, with
+// a rollback that uncordons it. A node that ran no ambient pod when the plan was made gets an
+// ambient-only drain: pods evicted from earlier nodes may have been rescheduled onto it since.
+func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
+	node := d.Node.Name
+	nodeRef := mesh.ObjectRef{Kind: "Node", Name: node}
+	st := plan.Step{ID: id, Description: fmt.Sprintf("drain %s through the Eviction API", node),
+		Reason: reason,
+		Risk:   plan.RiskHigh,
+		Drain: &plan.NodeDrain{Node: node, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
+			MayHold: d.MayHold},
+		Postconditions: []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{}, fmt.Sprintf("only DaemonSet pods are left on %s", node))},
+		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + node + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
+			Uncordon: &plan.NodeRef{Node: node}},
+	}
+	if !d.Ambient {
+		st.Description = fmt.Sprintf("evict the ambient pods rescheduled onto %s since planning, if any", node)
+		st.Reason = "no ambient pod ran here when the plan was made, but the drains of earlier nodes may have moved some here"
+		st.Risk = plan.RiskLow
+		st.Drain.AmbientOnly = true
+		st.Postconditions = []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{AmbientOnly: true}, fmt.Sprintf("no ambient pod is left on %s", node))}
+	}
+	if d.Blocked {
+		st.Notes = append(st.Notes, "a PodDisruptionBudget allows no disruption here: the drain waits until it does or times out, and names the budget")
+	}
+	return st
+}
+
+// CordonStep is the step that cordons a node, with a rollback that uncordons it.
+func CordonStep(id string, n mesh.Node) plan.Step {
+	return plan.Step{ID: id, Description: fmt.Sprintf("cordon %s (pool %s)", n.Name, OrDefault(n.Pool, "-")), Risk: plan.RiskLow,
+		Cordon:   &plan.NodeRef{Node: n.Name},
+		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + n.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n.Name}}}
+}
+
+// UncordonStep is the step that makes a node schedulable again.
+func UncordonStep(id string, node string) plan.Step {
+	return plan.Step{ID: id, Description: "uncordon " + node, Risk: plan.RiskLow,
+		Uncordon: &plan.NodeRef{Node: node},
+		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{Kind: "Node", Name: node}, plan.NodeSchedulableArgs{},
+			node+" is schedulable")}}
+}

@@ -1,0 +1,262 @@
+package revision
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/steps"
+)
+
+// InstallOptions configure PlanInstall.
+type InstallOptions struct {
+	// Target is the version of the new revision.
+	Target mesh.Version
+	// Name of the new revision; empty derives it from the version ("1-31-4").
+	Name string
+	// IDPrefix is put before every step ID (chained hops).
+	IDPrefix string
+}
+
+// PlanInstall adds the installation of opts.Target as a new istiod revision beside the running ones,
+// with the values of the primary revision's release (its tags left out) and profile ambient unless
+// set, verified ready and leaving every gateway with its owner. It returns the new revision's name.
+// Revision names are never reused: a name already used by an istiod or a tag is an error wrapping
+// plan.ErrInvalidOptions.
+func PlanInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string, error) {
+	rev := opts.Name
+	if rev == "" {
+		rev = opts.Target.RevisionName()
+	}
+	if _, used := s.Revision(rev); used {
+		return "", fmt.Errorf("%w: revision name %q is already used by a running istiod; revision names are never reused. Pass another RevisionName, or finish that canary with tags.MoveTag", plan.ErrInvalidOptions, rev)
+	}
+	if _, used := s.Tag(rev); used {
+		return "", fmt.Errorf("%w: revision name %q is already a tag name; pass another RevisionName", plan.ErrInvalidOptions, rev)
+	}
+	primary := Primary(s)
+	ns := "istio-system"
+	var current map[string]any
+	if primary != nil {
+		ns = primary.Namespace
+		if h, ok := b.Release(s, "istiod", primary.HelmRelease); ok {
+			current = h.Values
+		}
+	}
+	base := map[string]any{}
+	steps.Merge(base, current)
+	delete(base, "revisionTags")
+	if base["profile"] == nil {
+		base["profile"] = "ambient"
+	}
+	releaseName := "istiod-" + rev
+	values := b.Values(base, "istiod", releaseName, map[string]any{"revision": rev})
+	b.Track(mesh.HelmRelease{Name: releaseName, Namespace: ns, Chart: "istiod", ChartVersion: opts.Target.String(), AppVersion: opts.Target.String(),
+		Revision: 1, Status: "deployed", Values: values})
+	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
+		plan.NewCheck(mesh.ObjectRef{}, plan.RevisionReadyArgs{Revision: rev}, fmt.Sprintf("revision %s serves injection and xDS", rev))}
+	for _, g := range s.Gateways {
+		checks = append(checks, plan.NewCheck(g.Ref(), plan.GatewayOwnerArgs{Revision: g.Revision},
+			fmt.Sprintf("%s is still owned by revision %s (installing a revision must not take gateways over)", g.Ref(), g.Revision)))
+	}
+	id := opts.IDPrefix + "istiod/" + rev + "/install"
+	st := plan.Step{
+		ID:             id,
+		Description:    fmt.Sprintf("install istiod revision %s (%s) beside %s", rev, opts.Target, list(s)),
+		Reason:         "a revision upgrade runs both control planes side by side; nothing moves to the new one until a tag does",
+		Risk:           plan.RiskLow,
+		HelmInstall:    &plan.HelmRelease{Release: releaseName, Namespace: ns, Chart: b.Chart("istiod", opts.Target), Values: values},
+		Postconditions: checks,
+		Rollback: &plan.Step{ID: id + "/undo", Description: fmt.Sprintf("uninstall the new revision %s (nothing refers to it yet)", rev), Risk: plan.RiskLow,
+			HelmUninstall: &plan.HelmUninstall{Release: releaseName, Namespace: ns}},
+	}
+	if primary != nil && len(primary.TrustedZtunnelAccounts) > 0 {
+		st.Notes = append(st.Notes, "the new revision trusts the same ztunnel accounts as the old one: "+strings.Join(primary.TrustedZtunnelAccounts, ","))
+	}
+	b.Add(st)
+	return rev, nil
+}
+
+// InPlaceOptions configure PlanInPlace.
+type InPlaceOptions struct {
+	// Target is the version every revision moves to.
+	Target mesh.Version
+	// IDPrefix is put before every step ID (chained hops).
+	IDPrefix string
+}
+
+// PlanInPlace adds the in-place upgrade of every istiod revision's release to opts.Target. In place
+// keeps the revision names, so tags, namespaces and gateways need no move; sidecars keep their proxy
+// until they restart.
+func PlanInPlace(b *steps.Builder, s *mesh.Snapshot, opts InPlaceOptions) {
+	for _, r := range s.Revisions {
+		h, ok := b.Release(s, "istiod", r.HelmRelease)
+		if !ok {
+			b.NoRelease(mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, "istiod revision "+r.Name)
+			continue
+		}
+		st := b.Upgrade(opts.IDPrefix+"istiod/"+r.Name+"/upgrade", fmt.Sprintf("upgrade istiod revision %s in place from %s to %s", r.Name, r.Version, opts.Target),
+			"in place keeps the revision name, so tags, namespaces and gateways need no move; sidecars keep their proxy until restarted",
+			h, opts.Target, nil, plan.RiskHigh, steps.DeploymentReady(r.Namespace, r.Deployment))
+		st.Notes = append(st.Notes, "sidecar workloads keep their current proxy until they restart; one minor behind the control plane is supported")
+		b.Add(st)
+	}
+}
+
+// DefaultOptions configure PlanDefault.
+type DefaultOptions struct {
+	// Target is the version the base chart is at after the upgrade.
+	Target mesh.Version
+	// NewRevision becomes the default revision.
+	NewRevision string
+	// IDPrefix is put before every step ID (chained hops).
+	IDPrefix string
+}
+
+// PlanDefault adds the step that makes opts.NewRevision the default revision (the base chart's
+// defaultRevision, rendered as the istio.io/rev label of istiod-default-validator), when the default
+// revision is another one. Nothing is planned without a default revision or a base release.
+func PlanDefault(b *steps.Builder, s *mesh.Snapshot, opts DefaultOptions) {
+	if s.DefaultRevision == "" || s.DefaultRevision == opts.NewRevision {
+		return
+	}
+	h, ok := b.Release(s, "base", "")
+	if !ok {
+		return
+	}
+	b.Add(b.Upgrade(opts.IDPrefix+"base/default-revision", fmt.Sprintf("make %s the default revision (istiod-default-validator)", opts.NewRevision),
+		fmt.Sprintf("the default revision was %s; config validation and, from 1.28, unlabelled gateways follow it", s.DefaultRevision),
+		h, opts.Target, map[string]any{"defaultRevision": opts.NewRevision}, plan.RiskMedium,
+		plan.NewCheck(mesh.ObjectRef{}, plan.DefaultRevisionArgs{Revision: opts.NewRevision}, "istiod-default-validator is labelled istio.io/rev="+opts.NewRevision)))
+}
+
+// RemovalOptions configure PlanRemoval.
+type RemovalOptions struct {
+	// NewRevision is the revision that stays.
+	NewRevision string
+	// IDPrefix is put before every step ID (chained hops).
+	IDPrefix string
+}
+
+// PlanRemoval adds, for every revision of s but opts.NewRevision: an approval, a backup of its Helm
+// release, Deployment and injector that is read back, and the removal, preconditioned on nothing
+// referring to it. after is the mesh as the earlier steps leave it; a revision still referred to
+// there gets a blocked removal step that names what refers to it, and an info finding.
+func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) {
+	for _, r := range s.Revisions {
+		if r.Name == opts.NewRevision {
+			continue
+		}
+		refs := References(after, r.Name)
+		id := opts.IDPrefix + "istiod/" + r.Name + "/"
+		h, hasRelease := b.Release(s, "istiod", r.HelmRelease)
+		b.Add(plan.Step{ID: id + "approve", Description: fmt.Sprintf("approve removing revision %s (%s)", r.Name, r.Version), Risk: plan.RiskNone,
+			Approval: &plan.Approval{Message: fmt.Sprintf("every tag now points at %s; removing %s can be undone only by reinstalling from the backup", opts.NewRevision, r.Name)}})
+		objs := []plan.BackupObject{
+			{APIVersion: "apps/v1", Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}},
+			{APIVersion: "admissionregistration.k8s.io/v1", Object: mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: InjectorName(r)}},
+		}
+		if hasRelease {
+			objs = append([]plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)}}, objs...)
+		}
+		b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up revision %s (Helm release, Deployment, injector) and read the backup back", r.Name),
+			Risk: plan.RiskNone, Backup: &plan.Backup{Objects: objs},
+			Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{Revision: r.Name}, "every backed-up object reads back equal")}})
+		rm := plan.Step{ID: id + "remove", Description: fmt.Sprintf("remove the old control plane revision %s", r.Name),
+			Reason: "an old revision left running keeps serving whatever still points at it, and hides mistakes", Risk: plan.RiskMedium,
+			Preconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.NoReferencesArgs{Revision: r.Name},
+				fmt.Sprintf("no tag, namespace, pod, gateway, waypoint, ztunnel or default revision refers to %s", r.Name))},
+			Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.NoReferencesArgs{Revision: r.Name, Gone: true},
+				fmt.Sprintf("revision %s is gone and nothing refers to it", r.Name))},
+		}
+		rm.Notes = append(rm.Notes, fmt.Sprintf("undo: reinstall from the backup written by %sbackup (helm install with the saved chart version and values)", id))
+		if hasRelease {
+			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"}
+			if len(refs) == 0 {
+				gone := h
+				gone.Status = steps.StatusUninstalled
+				b.Track(gone)
+			}
+		} else {
+			rm.DeleteObject = &plan.DeleteObject{APIVersion: "apps/v1", Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, BackupStep: id + "backup"}
+			rm.Notes = append(rm.Notes, "not installed with Helm: only the Deployment is deleted here; remove the rest with istioctl uninstall --revision "+r.Name)
+		}
+		if len(refs) > 0 {
+			var what []string
+			for _, ref := range refs {
+				what = append(what, ref.String())
+			}
+			rm.Blocked = fmt.Sprintf("revision %s is still referred to after the planned moves: %s", r.Name, strings.Join(what, "; "))
+			b.Finding(plan.Finding{Code: plan.CodeRevisionStillReferenced, Severity: plan.Info,
+				Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, Component: "istiod/" + r.Name,
+				Message: rm.Blocked,
+				Remedy:  fmt.Sprintf("point each of them at a tag or at %s, then re-plan; the removal step stays blocked until then", opts.NewRevision)})
+		}
+		b.Add(rm)
+	}
+}
+
+// PinnedNamespaces reports the namespaces labelled with an old revision's name directly: a plan does
+// not relabel them (the pin is the owner's decision), so they keep the old revision in use.
+func PinnedNamespaces(s *mesh.Snapshot, newRev string) []plan.Finding {
+	var out []plan.Finding
+	for _, n := range s.Namespaces {
+		rev := n.Labels[mesh.LabelRev]
+		if _, isRev := s.Revision(rev); !isRev || rev == newRev {
+			continue
+		}
+		out = append(out, plan.Finding{Code: plan.CodeRevisionStillReferenced, Severity: plan.Info,
+			Object:  mesh.ObjectRef{Kind: "Namespace", Name: n.Name},
+			Message: fmt.Sprintf("namespace %s is pinned to revision %s by name, not through a tag; the plan leaves it there", n.Name, rev),
+			Remedy:  fmt.Sprintf("kubectl label namespace %s istio.io/rev=%s --overwrite and restart its workloads, or point it at a tag", n.Name, newRev)})
+	}
+	return out
+}
+
+// InjectorName returns the name of a revision's own sidecar-injector MutatingWebhookConfiguration as
+// the istiod chart renders it: istio-sidecar-injector[-<rev>][-<namespace>] (the namespace suffix when
+// istiod does not run in istio-system).
+func InjectorName(r mesh.Revision) string {
+	name := "istio-sidecar-injector"
+	if r.Name != "default" {
+		name += "-" + r.Name
+	}
+	if r.Namespace != "istio-system" {
+		name += "-" + r.Namespace
+	}
+	return name
+}
+
+// Primary is the revision the default tag, or else the default revision, points at, or else the
+// newest; nil when there is no revision.
+func Primary(s *mesh.Snapshot) *mesh.Revision {
+	for _, name := range []string{s.ResolveRevision("default"), s.DefaultRevision} {
+		for i := range s.Revisions {
+			if name != "" && s.Revisions[i].Name == name {
+				return &s.Revisions[i]
+			}
+		}
+	}
+	if len(s.Revisions) == 0 {
+		return nil
+	}
+	best := &s.Revisions[0]
+	for i := range s.Revisions {
+		if best.Version.Less(s.Revisions[i].Version) {
+			best = &s.Revisions[i]
+		}
+	}
+	return best
+}
+
+func list(s *mesh.Snapshot) string {
+	var out []string
+	for _, r := range s.Revisions {
+		out = append(out, fmt.Sprintf("%s (%s)", r.Name, r.Version))
+	}
+	if len(out) == 0 {
+		return "no other revision"
+	}
+	return strings.Join(out, ", ")
+}

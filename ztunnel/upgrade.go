@@ -1,0 +1,191 @@
+package ztunnel
+
+import (
+	"fmt"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/steps"
+)
+
+// updateStrategyValue is the first ztunnel chart with an updateStrategy value (istio/istio@1.26.0:
+// manifests/charts/ztunnel/values.yaml; 1.24–1.25 hard-code a rolling update), which node by node
+// needs.
+var updateStrategyValue = mesh.Version{Major: 1, Minor: 26}
+
+// UpgradeOptions configure PlanUpgrade.
+type UpgradeOptions struct {
+	// Target is the version ztunnel moves to.
+	Target mesh.Version
+	// Revision is the istiod revision a ztunnel pinned to a revision moves to; "" leaves the pin.
+	Revision string
+	// Strategy is how: InPlace or NodeByNode; nil means NodeByNode{}.
+	Strategy Strategy
+	// IDPrefix is put before every step ID (chained hops).
+	IDPrefix string
+}
+
+func (o UpgradeOptions) strategy() Strategy {
+	if o.Strategy == nil {
+		return NodeByNode{}
+	}
+	return o.Strategy
+}
+
+// DrainTime returns ztunnel's own drain deadline for a pod grace period in seconds: grace − 5 s when
+// the grace is over 10 s, else grace − 1 s, at least 1 s; 5 s when no grace is set
+// (istio/ztunnel@1.30.0: src/config.rs, self_termination_deadline from TERMINATION_GRACE_PERIOD_SECONDS;
+// CONNECTION_TERMINATION_DEADLINE, when set, wins).
+func DrainTime(grace int64) int64 {
+	switch {
+	case grace <= 0:
+		return 5
+	case grace > 10:
+		return grace - 5
+	case grace > 1:
+		return grace - 1
+	}
+	return 1
+}
+
+// PlanUpgrade adds the steps that move every ztunnel DaemonSet of the snapshot to opts.Target with the
+// chosen strategy. A ztunnel pinned to a revision moves to opts.Revision in the same upgrade, so it
+// restarts once. A ztunnel without a Helm release is left alone (a finding says so). Charts older than
+// 1.26 have no updateStrategy value: node by node falls back to in place there, and the step says so.
+func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error {
+	strategy := opts.strategy()
+	if err := strategy.Validate(); err != nil {
+		return err
+	}
+	for _, z := range s.Ztunnels {
+		h, ok := b.Release(s, "ztunnel", z.HelmRelease)
+		if !ok {
+			b.NoRelease(z.Ref(), "ztunnel "+z.Namespace+"/"+z.Name)
+			continue
+		}
+		set := map[string]any{}
+		if z.Revision != "" && opts.Revision != "" && z.Revision != opts.Revision {
+			set["revision"] = opts.Revision
+			b.Finding(plan.Finding{Code: plan.CodeZtunnelRevisionSwitch, Severity: plan.Info, Object: z.Ref(), Component: component(z),
+				Message: fmt.Sprintf("ztunnel %s is pinned to revision %s (the chart points it at istiod-%s); switching it to %s restarts ztunnel on every node", z.Name, z.Revision, z.Revision, opts.Revision),
+				Remedy:  "the plan folds the switch into the ztunnel upgrade so ztunnel restarts once; the old revision is removed only after"})
+		}
+		nbn, nodeByNode := strategy.(NodeByNode)
+		if nodeByNode && !opts.Target.Less(updateStrategyValue) {
+			planNodeByNode(b, s, z, h, opts, nbn, set)
+		} else {
+			planInPlace(b, z, h, opts, set, nodeByNode)
+		}
+	}
+	return nil
+}
+
+func rolledOut(z mesh.Ztunnel, v mesh.Version) plan.Check {
+	return plan.NewCheck(z.Ref(), plan.DaemonSetRolledOutArgs{Version: v.String()}, fmt.Sprintf("ztunnel %s runs %s on every node", z.Name, v))
+}
+
+func resetNote(z mesh.Ztunnel) string {
+	grace := z.TerminationGracePeriodSeconds
+	return fmt.Sprintf("replacing ztunnel resets long-lived connections of the pods it serves on that node; ztunnel drains for %ds (grace period %ds)", DrainTime(grace), grace)
+}
+
+func idBase(s *mesh.Snapshot, z mesh.Ztunnel, prefix string) string {
+	base := prefix + "ztunnel/"
+	if len(s.Ztunnels) > 1 {
+		base += z.Name + "/"
+	}
+	return base
+}
+
+func planInPlace(b *steps.Builder, z mesh.Ztunnel, h mesh.HelmRelease, opts UpgradeOptions, set map[string]any, wantedNodeByNode bool) {
+	st := b.Upgrade(opts.IDPrefix+"ztunnel/"+z.Name+"/upgrade", fmt.Sprintf("upgrade ztunnel %s in place from %s to %s", z.Name, z.Version, opts.Target),
+		"ztunnel 1.x needs control plane 1.x or 1.x+1, and it moves after the CNI", h, opts.Target, set, plan.RiskHigh, rolledOut(z, opts.Target))
+	st.Notes = append(st.Notes, resetNote(z)+"; this happens on every node as the DaemonSet rolls (maxSurge 1, maxUnavailable 0)")
+	if wantedNodeByNode {
+		st.Notes = append(st.Notes, fmt.Sprintf("node by node needs the chart's updateStrategy value (Istio %s+); %s has none, so ztunnel rolls in place", updateStrategyValue.MinorString(), opts.Target))
+	}
+	b.Finding(plan.Finding{Code: plan.CodeConnectionsReset, Severity: plan.Info, Object: z.Ref(), Component: component(z),
+		Message: "an in-place ztunnel rollout resets long-lived connections on every node",
+		Remedy:  "plan it in a quiet window, or use node-by-node (drains each node first)"})
+	b.Add(st)
+	b.Add(plan.Step{ID: opts.IDPrefix + "ztunnel/" + z.Name + "/health", Description: "health gate after the ztunnel rollout", Risk: plan.RiskNone,
+		HealthGate: &plan.HealthGate{Probe: b.Probe(), Scope: "ztunnel " + z.Name, SettleSeconds: 60}})
+}
+
+func planNodeByNode(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.HelmRelease, opts UpgradeOptions, nbn NodeByNode, set map[string]any) {
+	onDelete := map[string]any{}
+	steps.Merge(onDelete, set)
+	onDelete["updateStrategy"] = map[string]any{"type": "OnDelete", "rollingUpdate": nil}
+	st := b.Upgrade(opts.IDPrefix+"ztunnel/"+z.Name+"/on-delete", fmt.Sprintf("upgrade the ztunnel %s release to %s with updateStrategy OnDelete", z.Name, opts.Target),
+		"OnDelete changes the DaemonSet without restarting any pod; each node is then replaced by hand, after its workloads are drained", h, opts.Target, onDelete, plan.RiskLow)
+	st.Postconditions = append(st.Postconditions, plan.NewCheck(z.Ref(), plan.NodeAgentReadyArgs{Version: z.Version.String(), All: true},
+		"no ztunnel pod restarted: every node still runs a ready ztunnel"))
+	b.Add(st)
+	nodeWaves(b, s, z, opts, nbn)
+	restoreSet := map[string]any{"updateStrategy": nil}
+	if prev, had := h.Values["updateStrategy"]; had {
+		restoreSet["updateStrategy"] = prev
+	}
+	now, _ := b.Release(s, "ztunnel", h.Name)
+	restore := b.Upgrade(opts.IDPrefix+"ztunnel/"+z.Name+"/rolling-update", fmt.Sprintf("set ztunnel %s back to its rolling update strategy", z.Name),
+		"future upgrades roll again as before; changing the strategy restarts no pod. Nodes that joined during the run got their ztunnel from the new template and are verified here too",
+		now, opts.Target, restoreSet, plan.RiskLow, rolledOut(z, opts.Target),
+		plan.NewCheck(z.Ref(), plan.NodeAgentReadyArgs{Version: opts.Target.String(), All: true},
+			fmt.Sprintf("every ready node ztunnel %s selects, including nodes added during the run, runs a ready ztunnel %s", z.Name, opts.Target)))
+	b.Add(restore)
+}
+
+// nodeWaves adds, per batch of nodes: cordon, drain, replace the ztunnel pod, wait for the new one,
+// uncordon; then a health gate. Every node is cordoned and drained before its ztunnel is replaced,
+// also a node that ran no ambient pod when the plan was made: pods the plan's earlier drains evict may
+// be rescheduled onto it, and the cordon keeps new ones away during the swap. Such a node's drain
+// evicts only the ambient pods found there when it runs (usually none).
+func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeOptions, nbn NodeByNode) {
+	ix := steps.NewIndex(s)
+	var nodes []mesh.Node
+	for _, p := range z.Pods {
+		n, ok := s.Node(p.Node)
+		if !ok {
+			n = mesh.Node{Name: p.Node}
+		}
+		nodes = append(nodes, n)
+	}
+	order := b.DrainOrder(s, ix, nodes, s.AmbientNodes())
+	batch := nbn.batch()
+	base := idBase(s, z, opts.IDPrefix)
+	note := resetNote(z)
+	before := []string{b.Last()}
+	for start := 0; start < len(order); start += batch {
+		end := min(start+batch, len(order))
+		var done []string
+		for _, d := range order[start:end] {
+			id := base + "node/" + d.Node.Name + "/"
+			b.Add(steps.CordonStep(id+"cordon", d.Node), before...)
+			b.Add(steps.DrainStep(id+"drain", d, nbn.drainSeconds(), "move ambient workloads off the node so no connection goes through the ztunnel being replaced"))
+			risk := plan.RiskLow
+			if d.Ambient {
+				risk = plan.RiskMedium
+			}
+			b.Add(plan.Step{ID: id + "replace", Description: fmt.Sprintf("delete the ztunnel pod on %s so the DaemonSet recreates it at %s", d.Node.Name, opts.Target),
+				Reason: note, Risk: risk,
+				DeletePod: &plan.PodSelection{Namespace: z.Namespace, Selector: z.Selector, Node: d.Node.Name}})
+			b.Add(plan.Step{ID: id + "wait", Description: fmt.Sprintf("wait until ztunnel %s is ready on %s", opts.Target, d.Node.Name), Risk: plan.RiskNone,
+				WaitFor: &plan.WaitFor{TimeoutSeconds: 300, Check: plan.NewCheck(z.Ref(), plan.NodeAgentReadyArgs{Node: d.Node.Name, Version: opts.Target.String()},
+					fmt.Sprintf("a ready ztunnel %s pod runs on %s", opts.Target, d.Node.Name))}})
+			if d.Node.Unschedulable {
+				// Cordoned before the upgrade: someone wanted it so; the plan leaves it cordoned.
+				all := b.Plan().Steps
+				all[len(all)-1].Notes = append(all[len(all)-1].Notes,
+					fmt.Sprintf("%s was cordoned before the upgrade; the plan leaves it cordoned", d.Node.Name))
+			} else {
+				b.Add(steps.UncordonStep(id+"uncordon", d.Node.Name))
+			}
+			done = append(done, b.Last())
+		}
+		gate := plan.Step{ID: fmt.Sprintf("%sbatch/%d/health", base, start/batch+1), Risk: plan.RiskNone,
+			Description: fmt.Sprintf("health gate after ztunnel batch %d of %d", start/batch+1, (len(order)+batch-1)/batch),
+			HealthGate:  &plan.HealthGate{Probe: b.Probe(), Scope: "ztunnel batch", SettleSeconds: 30}}
+		b.Add(gate, done...)
+		before = []string{gate.ID}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
@@ -22,10 +24,10 @@ import (
 // stepsPlan wraps steps into a valid plan for the world; each step depends on the one before.
 func stepsPlan(t *testing.T, w *world, steps ...plan.Step) *plan.Plan {
 	t.Helper()
-	if w.snap == nil {
-		w.snap = &mesh.Snapshot{}
+	if w.Model == nil {
+		w.Model = &mesh.Snapshot{}
 	}
-	p := plan.New(plan.Metadata{Name: "test", Operation: "test", Fingerprint: w.snap.Fingerprint()})
+	p := plan.New(plan.Metadata{Name: "test", Operation: "test", Fingerprint: w.Model.Fingerprint()})
 	for i, st := range steps {
 		if st.Risk == "" {
 			st.Risk = plan.RiskLow
@@ -92,7 +94,7 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 			rels:    []execute.Release{rel("ztunnel", "ztunnel", toV, 2, nil)},
 			steps:   []plan.Step{{ID: "rollback", Description: "roll back", HelmRollback: &plan.HelmRollback{Release: "ztunnel", Namespace: "istio-system", Revision: 2}}},
 			effects: map[string]int{}, after: func(t *testing.T, w *world, _ *plan.Plan) {
-				if r, _ := w.helm.Get(context.Background(), "ztunnel", "istio-system"); r.Revision != 2 {
+				if r, _ := w.Helm.Get(context.Background(), "ztunnel", "istio-system"); r.Revision != 2 {
 					t.Errorf("a rollback to the current revision made revision %d", r.Revision)
 				}
 			}},
@@ -103,7 +105,7 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 		{name: "a Helm uninstall whose backup was tampered with is refused",
 			rels:  []execute.Release{rel("istiod-1-30-3", "istiod", fromV, 1, nil)},
 			steps: []plan.Step{backupStep(istiodBackup), {ID: "remove", Description: "remove", HelmUninstall: &plan.HelmUninstall{Release: "istiod-1-30-3", Namespace: "istio-system", BackupStep: "backup"}}},
-			setup: func(w *world) { w.tamperBackups = true },
+			setup: func(w *world) { w.TamperBackups() },
 			err:   execute.ErrNoBackup, says: "reads back different from what was written"},
 		{name: "an object is server-side applied once with the field owner",
 			steps: []plan.Step{{ID: "apply", Description: "apply", ApplyObject: &plan.ApplyObject{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -111,7 +113,7 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 			effects: map[string]int{"apply ConfigMap istio-system/mesh": 1},
 			after: func(t *testing.T, w *world, _ *plan.Plan) {
 				var cm corev1.ConfigMap
-				if err := w.base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: "mesh"}, &cm); err != nil || cm.Data["a"] != "1" {
+				if err := w.Base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: "mesh"}, &cm); err != nil || cm.Data["a"] != "1" {
 					t.Errorf("applied ConfigMap: %v %v", cm.Data, err)
 				}
 			}},
@@ -121,7 +123,7 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 			effects: map[string]int{"delete ConfigMap legacy/old-config": 1},
 			after: func(t *testing.T, w *world, _ *plan.Plan) {
 				var secrets corev1.SecretList
-				_ = w.base.List(context.Background(), &secrets, client.InNamespace("istio-system"))
+				_ = w.Base.List(context.Background(), &secrets, client.InNamespace("istio-system"))
 				if len(secrets.Items) != 1 || !strings.Contains(string(secrets.Items[0].Data["backup.json"]), `"old-config"`) {
 					t.Errorf("backup Secrets: %v", secrets.Items)
 				}
@@ -157,10 +159,9 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 		{name: "a drain held by a budget past its timeout names the budget and what still runs",
 			objs: []client.Object{node("n1"), workloadPod("shop", "db-0", "n1", map[string]string{"app": "db"}), workloadPod("shop", "cart-0", "n1", nil),
 				&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop"},
-					Spec:   policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+					Spec:   policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
 					Status: policyv1.PodDisruptionBudgetStatus{CurrentHealthy: 1, DesiredHealthy: 1}}},
 			steps: []plan.Step{drainN1},
-			setup: func(w *world) { w.pdbBlocks["shop/db-0"] = -1 },
 			err:   execute.ErrTimeout,
 			says:  "drain of node n1 did not finish within 10m0s; 1 pod still run: shop/db-0; held by PodDisruptionBudget shop/db (0 disruptions allowed, 1/1 healthy)"},
 		{name: "pods are deleted once by selector on their node",
@@ -189,12 +190,12 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 			steps: []plan.Step{install}, effects: map[string]int{"helm install istio-system/istiod-1-31-4": 1, "helm uninstall istio-system/istiod-1-31-4": 1},
 			rerun: execute.ErrRolledBack,
 			after: func(t *testing.T, w *world, p *plan.Plan) {
-				e := w.executor()
+				e := w.Executor()
 				if _, err := e.Rollback(context.Background(), p, "install"); err != nil {
 					t.Fatalf("Rollback: %v", err)
 				}
 				var secrets corev1.SecretList
-				_ = w.base.List(context.Background(), &secrets, client.InNamespace("istio-system"))
+				_ = w.Base.List(context.Background(), &secrets, client.InNamespace("istio-system"))
 				if len(secrets.Items) != 1 || !strings.Contains(string(secrets.Items[0].Data["backup.json"]), `"chartVersion":"1.31.4"`) {
 					t.Errorf("no backup of the release before the uninstall: %v", secrets.Items)
 				}
@@ -203,12 +204,12 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, tc.objs...)
-			w.helm = w.newHelm(tc.rels...)
+			w.Helm = w.NewHelm(tc.rels...)
 			if tc.setup != nil {
 				tc.setup(w)
 			}
 			p := stepsPlan(t, w, tc.steps...)
-			_, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{})
+			_, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{})
 			if tc.says != "" || tc.err != nil {
 				if err == nil || (tc.err != nil && !errors.Is(err, tc.err)) || !strings.Contains(err.Error(), tc.says) {
 					t.Fatalf("Apply: %v; want %v saying %q", err, tc.err, tc.says)
@@ -221,14 +222,14 @@ func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
 			if tc.after != nil {
 				tc.after(t, w, p)
 			}
-			if d := cmp.Diff(tc.effects, w.allEffects()); d != "" {
+			if d := cmp.Diff(tc.effects, w.Effects()); d != "" {
 				t.Errorf("side effects (-want +got):\n%s", d)
 			}
-			before := w.allEffects()
-			if _, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{}); !errors.Is(err, tc.rerun) {
+			before := w.Effects()
+			if _, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{}); !errors.Is(err, tc.rerun) {
 				t.Fatalf("second Apply: %v, want %v", err, tc.rerun)
 			}
-			if d := cmp.Diff(before, w.allEffects()); d != "" {
+			if d := cmp.Diff(before, w.Effects()); d != "" {
 				t.Errorf("re-running the finished plan acted again:\n%s", d)
 			}
 		})
@@ -239,27 +240,37 @@ func TestStepRunsOneBoundedUnitAndReportsProgress(t *testing.T) {
 	w := newWorld(t, node("n1"), workloadPod("shop", "db-0", "n1", map[string]string{"app": "db"}), workloadPod("shop", "cart-0", "n1", nil),
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop"},
 			Spec: policyv1.PodDisruptionBudgetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})
-	w.pdbBlocks["shop/db-0"] = 1
+	w.RefuseEvictions("shop/db-0", 1)
 	p := stepsPlan(t, w, plan.Step{ID: "drain", Description: "drain n1", Drain: &plan.NodeDrain{Node: "n1", IgnoreDaemonSets: true}})
-	e := w.executor()
-	var statuses []string
+	var waited [][]string
+	e := w.Executor(func(o *execute.Options) {
+		o.Observer = func(ev execute.Event) {
+			if ev.Type == execute.EventWaitingOnPDB {
+				waited = append(waited, append(ev.PDBs, ev.Pods...))
+			}
+		}
+	})
+	type unit struct {
+		Status   execute.StepStatus
+		Done, Of int
+	}
+	var units []unit
 	for i := 0; i < 5; i++ {
 		sr, err := e.Step(context.Background(), p, "drain")
 		if err != nil {
 			t.Fatal(err)
 		}
-		statuses = append(statuses, string(sr.Status)+": "+sr.Message)
+		units = append(units, unit{sr.Status, sr.Done, sr.Of})
 		if sr.Status == execute.StatusDone {
 			break
 		}
 	}
-	want := []string{
-		"in-progress: node n1: 1/2 pods evicted, 1 waiting on PodDisruptionBudget shop/db (0 disruptions allowed, 0/0 healthy)",
-		"in-progress: node n1: 2/2 pods evicted",
-		"done: drained node n1: 2 pods evicted and gone",
-	}
-	if d := cmp.Diff(want, statuses); d != "" {
+	want := []unit{{execute.StatusInProgress, 1, 2}, {execute.StatusInProgress, 2, 2}, {execute.StatusDone, 0, 0}}
+	if d := cmp.Diff(want, units); d != "" {
 		t.Errorf("units (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([][]string{{"shop/db", "shop/db-0"}}, waited); d != "" {
+		t.Errorf("WaitingOnPDB events name the budget and the pod (-want +got):\n%s", d)
 	}
 	sr, err := e.Step(context.Background(), p, "drain")
 	if err != nil || !sr.Skipped {
@@ -278,11 +289,11 @@ func TestAResumedDeletionNeverDeletesTheReplacement(t *testing.T) {
 	j := &execute.MemoryJournal{}
 	_ = j.Save(context.Background(), &execute.Record{PlanHash: hash, Steps: map[string]*execute.StepRecord{
 		"replace": {Status: execute.StatusInProgress, Phase: "act", State: map[string]string{"pods": "ztunnel-n1=uid-of-the-old-pod"}}}})
-	res, err := w.executor(func(o *execute.Options) { o.Journal = j }).Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
+	res, err := w.Executor(func(o *execute.Options) { o.Journal = j }).Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eff := w.allEffects(); len(eff) != 0 {
+	if eff := w.Effects(); len(eff) != 0 {
 		t.Errorf("the replacement was deleted: %v", eff)
 	}
 	if msg := res.Steps[0].Message; !strings.Contains(msg, "already gone") {
@@ -297,7 +308,7 @@ func TestStepCallsContinueOneAttemptSoAWaitStillTimesOut(t *testing.T) {
 	p := stepsPlan(t, w, plan.Step{ID: "wait", Description: "wait", WaitFor: &plan.WaitFor{TimeoutSeconds: 120, Check: plan.Check{
 		Type: plan.CheckNodeAgentReady, Object: ztRef, Params: map[string]string{"node": "n1"}, Description: "ztunnel on n1"}}})
 	rec := &recorder{}
-	e := w.executor(func(o *execute.Options) { o.Observer = rec.observe })
+	e := w.Executor(func(o *execute.Options) { o.Observer = rec.observe })
 	var err error
 	calls := 0
 	for ; calls < 10 && err == nil; calls++ {
@@ -306,7 +317,7 @@ func TestStepCallsContinueOneAttemptSoAWaitStillTimesOut(t *testing.T) {
 		if err == nil && sr.Status != execute.StatusInProgress {
 			t.Fatalf("unit %d: %+v", calls, sr)
 		}
-		w.clock.Advance(time.Minute)
+		w.Clock.Advance(time.Minute)
 	}
 	if !errors.Is(err, execute.ErrTimeout) || calls != 4 {
 		t.Errorf("after %d Step calls a minute apart: %v; want ErrTimeout on the 4th", calls, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
@@ -39,21 +40,21 @@ func (r *recorder) of(t execute.EventType) []execute.Event {
 }
 
 // cleanRun applies the upgrade plan to a fresh world and returns the end state and side effects.
-func cleanRun(t *testing.T, nodes int) (state, map[string]int) {
+func cleanRun(t *testing.T, nodes int) (executetest.State, map[string]int) {
 	t.Helper()
 	w := upgradeWorld(t, nodes)
 	p := upgradePlan(w)
-	if _, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
+	if _, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
 		t.Fatalf("clean run: %v", err)
 	}
-	return w.state(), w.allEffects()
+	return w.State(), w.Effects()
 }
 
 func TestApplyRunsTheWholeUpgradePlan(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
 	rec := &recorder{}
-	e := w.executor(func(o *execute.Options) { o.Observer = rec.observe })
+	e := w.Executor(func(o *execute.Options) { o.Observer = rec.observe })
 	res, err := e.Apply(context.Background(), p, execute.ApplyOptions{})
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -66,7 +67,7 @@ func TestApplyRunsTheWholeUpgradePlan(t *testing.T) {
 			t.Errorf("step %s: status %s skipped=%v", sr.StepID, sr.Status, sr.Skipped)
 		}
 	}
-	st := w.state()
+	st := w.State()
 	for pod, where := range st.Pods {
 		if strings.HasPrefix(pod, "istio-system/") && !strings.Contains(where, ":"+toV) {
 			t.Errorf("node agent %s still runs %s", pod, where)
@@ -85,7 +86,7 @@ func TestApplyRunsTheWholeUpgradePlan(t *testing.T) {
 	}
 	// Two steps each upgrade istio-base and ztunnel; everything else happens exactly once.
 	twice := map[string]bool{"helm upgrade istio-system/istio-base": true, "helm upgrade istio-system/ztunnel": true}
-	effects := w.allEffects()
+	effects := w.Effects()
 	for _, eff := range sortedKeys(effects) {
 		want := 1
 		if twice[eff] {
@@ -117,8 +118,8 @@ func TestApplyRunsTheWholeUpgradePlan(t *testing.T) {
 	}
 
 	// Applying the finished plan again is a no-op.
-	w.resetCounts()
-	res, err = w.executor().Apply(context.Background(), p, execute.ApplyOptions{})
+	w.ResetCounts()
+	res, err = w.Executor().Apply(context.Background(), p, execute.ApplyOptions{})
 	if err != nil {
 		t.Fatalf("second Apply: %v", err)
 	}
@@ -130,7 +131,7 @@ func TestApplyRunsTheWholeUpgradePlan(t *testing.T) {
 			t.Errorf("step %s ran again", sr.StepID)
 		}
 	}
-	if eff := w.effects; len(eff) != 0 {
+	if eff := w.Effects(); len(eff) != 0 {
 		t.Errorf("second Apply changed the cluster: %v", eff)
 	}
 }

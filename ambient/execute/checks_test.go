@@ -210,18 +210,18 @@ func TestChecksReadRealReadiness(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, tc.objs...)
-			w.snap = tc.snap
-			w.helm = w.newHelm(tc.rels...)
-			w.clock.Advance(5*time.Minute + 30*time.Second)
-			ok, why, err := w.executor().Check(context.Background(), tc.check)
+			w.Model = tc.snap
+			w.Helm = w.NewHelm(tc.rels...)
+			w.Clock.Advance(5*time.Minute + 30*time.Second)
+			ok, why, err := w.Executor().Check(context.Background(), tc.check)
 			if err != nil {
 				t.Fatalf("Check: %v", err)
 			}
 			if ok != tc.ok || (!tc.ok && !strings.Contains(why, tc.why)) {
 				t.Errorf("Check = %v, %q; want %v, %q", ok, why, tc.ok, tc.why)
 			}
-			if cluster, _ := w.callCount(); cluster > 4 {
-				t.Errorf("%d requests for one check: %v", cluster, w.calls)
+			if cluster, _ := w.CallCount(); cluster > 4 {
+				t.Errorf("%d requests for one check: %v", cluster, w.Calls())
 			}
 		})
 	}

@@ -24,7 +24,7 @@ func TestTheDemoUpgradePlanDryRunsAgainstALiveObservationOfTheDemoCluster(t *tes
 		t.Fatal(err)
 	}
 	w := newWorld(t, objs...)
-	snap, err := observe.Live(ctx, w.base, observe.Options{})
+	snap, err := observe.Live(ctx, w.Base, observe.Options{})
 	if err != nil {
 		t.Fatalf("observe the fake demo cluster: %v", err)
 	}
@@ -38,7 +38,7 @@ func TestTheDemoUpgradePlanDryRunsAgainstALiveObservationOfTheDemoCluster(t *tes
 		rels = append(rels, execute.Release{Name: h.Name, Namespace: h.Namespace, Chart: h.Chart, ChartVersion: h.ChartVersion,
 			Revision: h.Revision, Status: h.Status, Values: h.Values})
 	}
-	w.helm = w.newHelm(rels...)
+	w.Helm = w.NewHelm(rels...)
 	until := ""
 	for i, st := range p.Steps {
 		if st.Blocked != "" {
@@ -46,11 +46,13 @@ func TestTheDemoUpgradePlanDryRunsAgainstALiveObservationOfTheDemoCluster(t *tes
 			break
 		}
 	}
-	e := w.executor(func(o *execute.Options) {
+	e := w.Executor(func(o *execute.Options) {
 		o.DryRun = true
-		o.Snapshot = func(ctx context.Context) (*mesh.Snapshot, error) { return observe.Live(ctx, w.c, observe.Options{}) }
+		o.Snapshot = func(ctx context.Context) (*mesh.Snapshot, error) {
+			return observe.Live(ctx, w.Client, observe.Options{})
+		}
 	})
-	before := w.state()
+	before := w.State()
 	_, err = e.Apply(ctx, p, execute.ApplyOptions{})
 	if until != "" && (err == nil || !strings.Contains(err.Error(), "is blocked")) {
 		t.Fatalf("Apply of the whole demo plan: %v, want it refused for its blocked step", err)
@@ -70,10 +72,10 @@ func TestTheDemoUpgradePlanDryRunsAgainstALiveObservationOfTheDemoCluster(t *tes
 		kinds[sr.Kind]++
 	}
 	t.Logf("dry run of %d of %d demo steps (until %q): %v", len(res.Steps), len(p.Steps), until, kinds)
-	if eff := w.allEffects(); len(eff) != 0 {
+	if eff := w.Effects(); len(eff) != 0 {
 		t.Errorf("the dry run changed the cluster: %v", eff)
 	}
-	if d := cmp.Diff(before, w.state()); d != "" {
+	if d := cmp.Diff(before, w.State()); d != "" {
 		t.Errorf("the dry run changed the cluster (-before +after):\n%s", d)
 	}
 	for _, sr := range res.Steps {

@@ -59,8 +59,8 @@ func upgradeWorld(t *testing.T, nodes int) *world {
 			Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
 				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue}}}},
 		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop"},
-			Spec:   policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
-			Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1}},
+			Spec:   policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+			Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1, CurrentHealthy: 1, DesiredHealthy: 0}},
 		// A pod that retried sandbox creation for 30s while the CNI rolled: transient, reported.
 		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "cart-0.sandbox", Namespace: "shop"}, Reason: "FailedCreatePodSandBox", Type: "Warning",
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "cart-0"},
@@ -75,8 +75,9 @@ func upgradeWorld(t *testing.T, nodes int) *world {
 	}
 	objs = append(objs, workloadPod("legacy", "billing-0", names[0], map[string]string{"app": "billing"}))
 	w := newWorld(t, objs...)
-	w.snap = snap
-	w.pdbBlocks["shop/db-0"] = 2
+	w.Model = snap
+	w.OnChart = w.chartSnapshot
+	w.RefuseEvictions("shop/db-0", 2)
 	var rels []execute.Release
 	for _, h := range snap.HelmReleases {
 		if h.Chart == "gateway" {
@@ -85,7 +86,7 @@ func upgradeWorld(t *testing.T, nodes int) *world {
 		rels = append(rels, execute.Release{Name: h.Name, Namespace: h.Namespace, Chart: h.Chart, ChartVersion: h.ChartVersion,
 			AppVersion: h.AppVersion, Revision: h.Revision, Status: h.Status, Values: h.Values})
 	}
-	w.helm = w.newHelm(rels...)
+	w.Helm = w.NewHelm(rels...)
 	return w
 }
 
@@ -112,7 +113,7 @@ func tagMWC(rev string) map[string]any {
 // health gate), a tag move with a restart, a namespace label, the default revision, and the removal
 // of the old revision after an approval and a backup.
 func upgradePlan(w *world) *plan.Plan {
-	p := plan.New(plan.Metadata{Name: "upgrade Istio 1.30.3 → 1.31.4", Operation: "upgrade", Fingerprint: w.snap.Fingerprint(),
+	p := plan.New(plan.Metadata{Name: "upgrade Istio 1.30.3 → 1.31.4", Operation: "upgrade", Fingerprint: w.Model.Fingerprint(),
 		From: mesh.MustParseVersion(fromV), To: mesh.MustParseVersion(toV)})
 	last := ""
 	add := func(st plan.Step) {
@@ -160,7 +161,7 @@ func upgradePlan(w *world) *plan.Plan {
 			{Type: plan.CheckNodeAgentReady, Object: ztunnelRef(), Params: map[string]string{"version": fromV, "all": "true"}, Description: "no ztunnel restarted"}},
 		Rollback: &plan.Step{ID: "ztunnel/ztunnel/on-delete/undo", Description: "roll ztunnel back", Risk: plan.RiskLow,
 			HelmRollback: &plan.HelmRollback{Release: "ztunnel", Namespace: "istio-system", Revision: 1}}})
-	for i, n := range w.snap.Nodes {
+	for i, n := range w.Model.Nodes {
 		addNodeSteps(add, n.Name, i+1)
 	}
 	add(plan.Step{ID: "ztunnel/ztunnel/rolling-update", Description: "ztunnel back to rolling updates",
@@ -233,10 +234,8 @@ func (w *world) chartSnapshot(ctx context.Context, op string, rel execute.Releas
 		return
 	}
 	rev, _ := rel.Values["revision"].(string)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	var keep []mesh.Revision
-	for _, r := range w.snap.Revisions {
+	for _, r := range w.Model.Revisions {
 		if r.Name != rev {
 			keep = append(keep, r)
 		}
@@ -246,5 +245,5 @@ func (w *world) chartSnapshot(ctx context.Context, op string, rel execute.Releas
 		keep = append(keep, mesh.Revision{Name: rev, Namespace: rel.Namespace, Deployment: "istiod-" + rev, Version: v, Replicas: 2, ReadyReplicas: 2,
 			UpdatedReplicas: 2, ObservedCurrent: true, Ambient: true, TrustedZtunnelAccounts: []string{"istio-system/ztunnel"}, HelmRelease: rel.Name})
 	}
-	w.snap.Revisions = keep
+	w.Model.Revisions = keep
 }

@@ -29,7 +29,7 @@ func TestJournalsKeepTheRecordOfTheirOwnPlanOnly(t *testing.T) {
 		name string
 		j    execute.Journal
 	}{
-		{name: "a ConfigMap journal", j: &execute.ConfigMapJournal{Client: w.c, Namespace: "istio-system"}},
+		{name: "a ConfigMap journal", j: &execute.ConfigMapJournal{Client: w.Client, Namespace: "istio-system"}},
 		{name: "a file journal", j: &execute.FileJournal{Path: filepath.Join(dir, "journal.json")}},
 		{name: "a memory journal", j: &execute.MemoryJournal{}},
 	}
@@ -56,7 +56,7 @@ func TestJournalsKeepTheRecordOfTheirOwnPlanOnly(t *testing.T) {
 		})
 	}
 	var cm corev1.ConfigMap
-	if err := w.base.Get(ctx, client.ObjectKey{Namespace: "istio-system", Name: "ambientkit-journal-0123456789ab"}, &cm); err != nil {
+	if err := w.Base.Get(ctx, client.ObjectKey{Namespace: "istio-system", Name: "ambientkit-journal-0123456789ab"}, &cm); err != nil {
 		t.Fatalf("the ConfigMap journal is not named after the plan hash: %v", err)
 	}
 	if len(cm.BinaryData["journal.json.gz"]) == 0 || cm.Labels["ambientkit.io/plan"] != "0123456789ab" {
@@ -74,32 +74,32 @@ func TestARunRenewsItsLeaseThroughLongWaitsAndReleasesItAtTheEnd(t *testing.T) {
 	gate := plan.Step{ID: "gate", Description: "settle 10 minutes", HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "all", SettleSeconds: 600}}
 	p := stepsPlan(t, w, gate, plan.Step{ID: "cordon", Description: "cordon", Cordon: &plan.NodeRef{Node: "n1"}})
 	var during error
-	e := w.executor(func(o *execute.Options) {
+	e := w.Executor(func(o *execute.Options) {
 		o.Identity = "long-run"
 		o.Observer = func(ev execute.Event) {
 			if ev.Type == execute.EventStepStarted && ev.StepID == "cordon" {
-				_, during = w.executor(func(o *execute.Options) { o.Identity = "other" }).Apply(context.Background(), p, execute.ApplyOptions{})
+				_, during = w.Executor(func(o *execute.Options) { o.Identity = "other" }).Apply(context.Background(), p, execute.ApplyOptions{})
 			}
 		}
 	})
-	start := w.clock.Now()
+	start := w.Clock.Now()
 	if _, err := e.Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if waited := w.clock.Now().Sub(start); waited < 10*time.Minute {
+	if waited := w.Clock.Now().Sub(start); waited < 10*time.Minute {
 		t.Fatalf("the gate settled for %s only", waited)
 	}
 	if !errors.Is(during, execute.ErrLocked) {
 		t.Errorf("another run 10 minutes into a run with a 2-minute Lease: %v, want ErrLocked (the Lease is renewed)", during)
 	}
 	var lease coordinationv1.Lease
-	if err := w.base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: execute.LockName}, &lease); err != nil {
+	if err := w.Base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: execute.LockName}, &lease); err != nil {
 		t.Fatal(err)
 	}
 	if ptr.Deref(lease.Spec.HolderIdentity, "") != "" || ptr.Deref(lease.Spec.LeaseTransitions, 0) != 1 {
 		t.Errorf("Lease after the run: holder %q, transitions %d", ptr.Deref(lease.Spec.HolderIdentity, ""), ptr.Deref(lease.Spec.LeaseTransitions, 0))
 	}
-	if n := w.bookkeeping["update Lease"]; n < 5 {
+	if n := w.Bookkeeping()["update Lease"]; n < 5 {
 		t.Errorf("%d Lease updates over a 10-minute wait; want a renewal every 40s or so", n)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // replace, wait, uncordon and a health gate (batch size 1), with ztunnel already at 1.31.4 and
 // OnDelete.
 func nodeByNodePlan(w *world) *plan.Plan {
-	p := plan.New(plan.Metadata{Name: "ztunnel node by node", Operation: "upgrade", Fingerprint: w.snap.Fingerprint()})
+	p := plan.New(plan.Metadata{Name: "ztunnel node by node", Operation: "upgrade", Fingerprint: w.Model.Fingerprint()})
 	last := ""
 	add := func(st plan.Step) {
 		if last != "" {
@@ -27,7 +27,7 @@ func nodeByNodePlan(w *world) *plan.Plan {
 		p.Steps = append(p.Steps, st)
 		last = st.ID
 	}
-	for i, n := range w.snap.Nodes {
+	for i, n := range w.Model.Nodes {
 		addNodeSteps(add, n.Name, i+1)
 	}
 	return p
@@ -37,33 +37,31 @@ func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
 	const nodes = 50
 	w := upgradeWorld(t, nodes)
 	ctx := context.Background()
-	if err := w.chart(ctx, "upgrade", execute.Release{Name: "ztunnel", Namespace: "istio-system", Chart: "ztunnel", ChartVersion: toV,
+	if _, err := w.Helm.Upgrade(ctx, execute.HelmRequest{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV),
 		Values: map[string]any{"updateStrategy": map[string]any{"type": "OnDelete"}}}); err != nil {
 		t.Fatal(err)
 	}
 	p := nodeByNodePlan(w)
-	w.resetCounts()
+	w.ResetCounts()
 	// The journal is kept in memory and its writes counted: each would be one server-side apply of the
 	// journal ConfigMap, which the fake client serves slowly.
 	journal := &execute.MemoryJournal{}
-	res, err := w.executor(func(o *execute.Options) { o.Journal = journal }).Apply(ctx, p, execute.ApplyOptions{})
+	res, err := w.Executor(func(o *execute.Options) { o.Journal = journal }).Apply(ctx, p, execute.ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Done {
 		t.Fatal("not done")
 	}
-	cluster, book := w.callCount()
+	cluster, book := w.CallCount()
 	byCall := map[string]int{}
-	w.mu.Lock()
-	for k, v := range w.calls {
+	for k, v := range w.Calls() {
 		byCall[k] = v
 	}
 	bookCalls := map[string]int{}
-	for k, v := range w.bookkeeping {
+	for k, v := range w.Bookkeeping() {
 		bookCalls[k] = v
 	}
-	w.mu.Unlock()
 	var lines []string
 	for k, v := range byCall {
 		lines = append(lines, fmt.Sprintf("%-32s %5d  %.2f/node", k, v, float64(v)/nodes))
@@ -78,7 +76,7 @@ func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
 	t.Logf("cluster requests: %d = %.2f per node\n%s", cluster, float64(cluster)/nodes, strings.Join(lines, "\n"))
 	t.Logf("journal writes (one apply of the journal ConfigMap each): %d = %.2f per node", journal.Saves, float64(journal.Saves)/nodes)
 	t.Logf("lock requests: %d = %.2f per node\n%s", book, float64(book)/nodes, strings.Join(blines, "\n"))
-	t.Logf("clock: %s waited in %d waits", w.clock.Slept, w.clock.Waits)
+	t.Logf("clock: %s waited in %d waits", w.Clock.Slept, w.Clock.Waits)
 	// A regression guard, not a timing: every node costs a handful of requests, never a list per pod
 	// or per namespace.
 	if per := float64(cluster) / nodes; per > 15 {

@@ -3,8 +3,10 @@ package execute_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,45 +18,55 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // sameOutcome fails the test unless the world ended like the clean run, with every side effect made
 // as many times as in the clean run (never twice where the clean run made it once).
-func sameOutcome(t *testing.T, w *world, wantState state, wantEffects map[string]int) {
+func sameOutcome(t *testing.T, w *world, wantState executetest.State, wantEffects map[string]int) {
 	t.Helper()
-	if d := cmp.Diff(wantState, w.state()); d != "" {
+	if d := cmp.Diff(wantState, w.State()); d != "" {
 		t.Errorf("end state differs from the clean run (-clean +this):\n%s", d)
 	}
-	if d := cmp.Diff(wantEffects, w.allEffects()); d != "" {
+	if d := cmp.Diff(wantEffects, w.Effects()); d != "" {
 		t.Errorf("side effects differ from the clean run (-clean +this):\n%s", d)
 	}
 }
 
+// faultSeeds are the seeds of the fault-injection tests: fixed, so a run is repeatable; a failure
+// names its seed, and -fault-seeds reruns exactly it (or tries more).
+var faultSeeds = flag.String("fault-seeds", "1,2,3,4,5,6,7,8", "comma-separated seeds for the fault-injection tests")
+
+func seeds(t *testing.T) []int64 {
+	t.Helper()
+	var out []int64
+	for _, f := range strings.Split(*faultSeeds, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			t.Fatalf("-fault-seeds: %q is not a number", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 func TestFaultsOnRandomCallsLeaveTheSameEndStateAndNoDoubleActions(t *testing.T) {
 	wantState, wantEffects := cleanRun(t, 3)
-	seeds := []int64{1, 2, 3}
-	for i := 0; i < 3; i++ {
-		seeds = append(seeds, time.Now().UnixNano()+int64(i))
-	}
-	for i, seed := range seeds {
+	for _, seed := range seeds(t) {
 		rate := 0.2
-		name := fmt.Sprintf("fixed seed %d", seed)
-		if i >= 3 {
-			name = fmt.Sprintf("random seed %d", seed)
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Logf("seed %d, fault rate %.0f%%", seed, rate*100)
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Logf("seed %d, fault rate %.0f%% (rerun with -fault-seeds=%d)", seed, rate*100, seed)
 			w := upgradeWorld(t, 3)
 			p := upgradePlan(w)
-			w.injectFaults(rate, seed)
-			if _, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
+			w.InjectFaults(rate, seed)
+			if _, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
 				t.Fatalf("seed %d: Apply: %v", seed, err)
 			}
-			if w.faults == 0 {
+			if w.Faults() == 0 {
 				t.Fatalf("seed %d: no fault was injected", seed)
 			}
-			t.Logf("seed %d: %d faults injected", seed, w.faults)
+			t.Logf("seed %d: %d faults injected", seed, w.Faults())
 			sameOutcome(t, w, wantState, wantEffects)
 		})
 	}
@@ -62,18 +74,19 @@ func TestFaultsOnRandomCallsLeaveTheSameEndStateAndNoDoubleActions(t *testing.T)
 
 func TestLostResponsesToWritesAreNotRepeated(t *testing.T) {
 	wantState, wantEffects := cleanRun(t, 3)
-	for _, seed := range []int64{7, 8, time.Now().UnixNano()} {
+	for _, seed := range seeds(t) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			t.Logf("seed %d (rerun with -fault-seeds=%d)", seed, seed)
 			w := upgradeWorld(t, 3)
 			p := upgradePlan(w)
-			w.loseResponses(0.3, seed)
-			if _, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
+			w.LoseResponses(0.3, seed)
+			if _, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
-			if w.faults == 0 {
+			if w.Faults() == 0 {
 				t.Fatal("no response was lost")
 			}
-			t.Logf("%d responses lost", w.faults)
+			t.Logf("%d responses lost", w.Faults())
 			sameOutcome(t, w, wantState, wantEffects)
 		})
 	}
@@ -93,14 +106,14 @@ func TestARunKilledAtEveryStepBoundaryResumesToTheSameEndState(t *testing.T) {
 // killedAfter cancels a run once k steps finished, then resumes it in a new executor. The journal is
 // in memory here (the ConfigMap journal is exercised by the other resume tests): the fake client's
 // server-side apply is slow.
-func killedAfter(t *testing.T, k int, wantState state, wantEffects map[string]int) {
+func killedAfter(t *testing.T, k int, wantState executetest.State, wantEffects map[string]int) {
 	{
 		w := upgradeWorld(t, 3)
 		p := upgradePlan(w)
 		journal := &execute.MemoryJournal{}
 		ctx, cancel := context.WithCancel(context.Background())
 		finished := 0
-		e := w.executor(func(o *execute.Options) {
+		e := w.Executor(func(o *execute.Options) {
 			o.Journal = journal
 			o.Observer = func(ev execute.Event) {
 				if ev.Type == execute.EventStepFinished {
@@ -116,7 +129,7 @@ func killedAfter(t *testing.T, k int, wantState state, wantEffects map[string]in
 			t.Fatalf("killed after step %d: Apply returned %v, want context.Canceled", k, err)
 		}
 		// A new executor (a new process) resumes from the journal.
-		res, err := w.executor(func(o *execute.Options) { o.Journal = journal }).Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
+		res, err := w.Executor(func(o *execute.Options) { o.Journal = journal }).Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
 		if err != nil {
 			t.Fatalf("resume after step %d: %v", k, err)
 		}
@@ -139,11 +152,11 @@ func TestARunKilledInTheMiddleOfADrainResumesAfterItsLeaseExpires(t *testing.T) 
 	p := upgradePlan(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := w.executor(func(o *execute.Options) {
+	e := w.Executor(func(o *execute.Options) {
 		o.Identity = "first-process"
 		o.Observer = func(ev execute.Event) {
 			if ev.Type == execute.EventWaitingOnPDB {
-				w.kill() // the process dies: no call gets through any more, the Lease stays taken
+				w.Kill() // the process dies: no call gets through any more, the Lease stays taken
 				cancel()
 			}
 		}
@@ -151,18 +164,18 @@ func TestARunKilledInTheMiddleOfADrainResumesAfterItsLeaseExpires(t *testing.T) 
 	if _, err := e.Apply(ctx, p, execute.ApplyOptions{}); err == nil {
 		t.Fatal("the killed run finished")
 	}
-	w.revive()
+	w.Revive()
 	var pod corev1.Pod
-	if err := w.base.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "db-0"}, &pod); err != nil {
+	if err := w.Base.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "db-0"}, &pod); err != nil {
 		t.Fatalf("the drain should have stopped before db-0 went: %v", err)
 	}
 
-	second := w.executor(func(o *execute.Options) { o.Identity = "second-process" })
+	second := w.Executor(func(o *execute.Options) { o.Identity = "second-process" })
 	_, err := second.Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
 	if !errors.Is(err, execute.ErrLocked) || !strings.Contains(err.Error(), `"first-process"`) {
 		t.Fatalf("while the dead run's Lease is valid: %v, want ErrLocked naming first-process", err)
 	}
-	w.clock.Advance(execute.DefaultLeaseDuration + time.Second)
+	w.Clock.Advance(execute.DefaultLeaseDuration + time.Second)
 	res, err := second.Apply(context.Background(), p, execute.ApplyOptions{Resume: true})
 	if err != nil {
 		t.Fatalf("resume after the Lease expired: %v", err)
@@ -178,14 +191,14 @@ func TestASecondConcurrentRunGetsErrLockedAndChangesNothing(t *testing.T) {
 	p := upgradePlan(w)
 	var secondErr error
 	var before, after map[string]int
-	first := w.executor(func(o *execute.Options) {
+	first := w.Executor(func(o *execute.Options) {
 		o.Identity = "run-a"
 		o.Observer = func(ev execute.Event) {
 			if ev.Type == execute.EventStepStarted && ev.StepID == "cni/upgrade" {
-				before = w.allEffects()
-				second := w.executor(func(o *execute.Options) { o.Identity = "run-b" })
+				before = w.Effects()
+				second := w.Executor(func(o *execute.Options) { o.Identity = "run-b" })
 				_, secondErr = second.Apply(context.Background(), p, execute.ApplyOptions{})
-				after = w.allEffects()
+				after = w.Effects()
 			}
 		}
 	})
@@ -199,7 +212,7 @@ func TestASecondConcurrentRunGetsErrLockedAndChangesNothing(t *testing.T) {
 		t.Errorf("the locked-out run changed the cluster:\n%s", d)
 	}
 	var lease coordinationv1.Lease
-	if err := w.base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: execute.LockName}, &lease); err != nil {
+	if err := w.Base.Get(context.Background(), client.ObjectKey{Namespace: "istio-system", Name: execute.LockName}, &lease); err != nil {
 		t.Fatal(err)
 	}
 	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != "" {
@@ -211,12 +224,12 @@ func TestAPlanForAnotherClusterIsStaleAndNothingChanges(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
 	// Someone upgraded istio-cni by hand after the plan was made.
-	for i := range w.snap.HelmReleases {
-		if w.snap.HelmReleases[i].Name == "istio-cni" {
-			w.snap.HelmReleases[i].Revision = 2
+	for i := range w.Model.HelmReleases {
+		if w.Model.HelmReleases[i].Name == "istio-cni" {
+			w.Model.HelmReleases[i].Revision = 2
 		}
 	}
-	_, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{})
+	_, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{})
 	if !errors.Is(err, execute.ErrPlanStale) {
 		t.Fatalf("Apply: %v, want ErrPlanStale", err)
 	}
@@ -225,11 +238,11 @@ func TestAPlanForAnotherClusterIsStaleAndNothingChanges(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if eff := w.allEffects(); len(eff) != 0 {
+	if eff := w.Effects(); len(eff) != 0 {
 		t.Errorf("a stale plan changed the cluster: %v", eff)
 	}
 	var cms corev1.ConfigMapList
-	_ = w.base.List(context.Background(), &cms, client.InNamespace("istio-system"))
+	_ = w.Base.List(context.Background(), &cms, client.InNamespace("istio-system"))
 	if len(cms.Items) != 0 {
 		t.Errorf("a stale plan left a journal: %v", cms.Items[0].Name)
 	}
@@ -264,12 +277,12 @@ func TestAHandEditedInvalidPlanIsRefusedBeforeAnyCall(t *testing.T) {
 			w := upgradeWorld(t, 3)
 			p := upgradePlan(w)
 			tc.edit(p)
-			_, err := w.executor().Apply(context.Background(), p, execute.ApplyOptions{})
+			_, err := w.Executor().Apply(context.Background(), p, execute.ApplyOptions{})
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("Apply: %v; want %v saying %q", err, tc.want, tc.says)
 			}
-			if c, b := w.callCount(); c+b != 0 {
-				t.Errorf("%d API calls were made for a refused plan: %v %v", c+b, w.calls, w.bookkeeping)
+			if c, b := w.CallCount(); c+b != 0 {
+				t.Errorf("%d API calls were made for a refused plan: %v %v", c+b, w.Calls(), w.Bookkeeping())
 			}
 		})
 	}
@@ -279,7 +292,7 @@ func TestAJournalCannotBeResumedByAnotherPlan(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
 	j := &execute.FileJournal{Path: t.TempDir() + "/journal.json"}
-	e := w.executor(func(o *execute.Options) { o.Journal = j })
+	e := w.Executor(func(o *execute.Options) { o.Journal = j })
 	if _, err := e.Apply(context.Background(), p, execute.ApplyOptions{Until: "base/upgrade"}); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +312,7 @@ func TestAnApprovalStopsTheRunUntilSomeoneApproves(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
 	rec := &recorder{}
-	noOne := w.executor(func(o *execute.Options) { o.Approve = nil; o.Observer = rec.observe })
+	noOne := w.Executor(func(o *execute.Options) { o.Approve = nil; o.Observer = rec.observe })
 	_, err := noOne.Apply(context.Background(), p, execute.ApplyOptions{})
 	var se *execute.StepError
 	if !errors.Is(err, execute.ErrApprovalRequired) || !errors.As(err, &se) || se.StepID != "istiod/1-30-3/approve" {
@@ -308,18 +321,18 @@ func TestAnApprovalStopsTheRunUntilSomeoneApproves(t *testing.T) {
 	if ev := rec.of(execute.EventApprovalNeeded); len(ev) != 1 || ev[0].Message != "remove revision 1-30-3" {
 		t.Errorf("ApprovalNeeded events: %+v", ev)
 	}
-	if _, err := w.helm.Get(context.Background(), "istiod-1-30-3", "istio-system"); err != nil {
+	if _, err := w.Helm.Get(context.Background(), "istiod-1-30-3", "istio-system"); err != nil {
 		t.Fatalf("the old revision was removed without approval: %v", err)
 	}
 	asked := 0
-	approver := w.executor(func(o *execute.Options) {
+	approver := w.Executor(func(o *execute.Options) {
 		o.Approve = func(_ context.Context, st plan.Step) (bool, error) { asked++; return st.Approval != nil, nil }
 	})
 	res, err := approver.Apply(context.Background(), p, execute.ApplyOptions{})
 	if err != nil || !res.Resumed || asked != 1 {
 		t.Fatalf("Apply with an approver: err=%v resumed=%v asked=%d", err, res.Resumed, asked)
 	}
-	if _, err := w.helm.Get(context.Background(), "istiod-1-30-3", "istio-system"); !errors.Is(err, execute.ErrReleaseNotFound) {
+	if _, err := w.Helm.Get(context.Background(), "istiod-1-30-3", "istio-system"); !errors.Is(err, execute.ErrReleaseNotFound) {
 		t.Errorf("the old revision is still installed after approval: %v", err)
 	}
 }
@@ -328,7 +341,7 @@ func TestAnUnhealthyGateStopsTheRunAndOffersThePreviousRollback(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
 	rec := &recorder{}
-	e := w.executor(func(o *execute.Options) {
+	e := w.Executor(func(o *execute.Options) {
 		o.Observer = rec.observe
 		o.Probes = map[string]execute.Probe{"mesh-health": func(_ context.Context, scope string) (bool, string, error) {
 			if scope == "tag prod" {
@@ -348,7 +361,7 @@ func TestAnUnhealthyGateStopsTheRunAndOffersThePreviousRollback(t *testing.T) {
 	if _, err := e.Rollback(context.Background(), p, gates[0].Rollback); err != nil {
 		t.Fatalf("Rollback: %v", err)
 	}
-	if got := w.state().Labels["MutatingWebhookConfiguration istio-revision-tag-prod"]; !strings.Contains(got, "istio.io/rev:"+fromRev) {
+	if got := w.State().Labels["MutatingWebhookConfiguration istio-revision-tag-prod"]; !strings.Contains(got, "istio.io/rev:"+fromRev) {
 		t.Errorf("after the rollback tag prod is %s", got)
 	}
 	_, err = e.Apply(context.Background(), p, execute.ApplyOptions{})
@@ -360,8 +373,8 @@ func TestAnUnhealthyGateStopsTheRunAndOffersThePreviousRollback(t *testing.T) {
 func TestADryRunChangesNothingAndSaysWhatEachStepWouldDo(t *testing.T) {
 	w := upgradeWorld(t, 3)
 	p := upgradePlan(w)
-	before := w.state()
-	res, err := w.executor(func(o *execute.Options) { o.DryRun = true }).Apply(context.Background(), p, execute.ApplyOptions{})
+	before := w.State()
+	res, err := w.Executor(func(o *execute.Options) { o.DryRun = true }).Apply(context.Background(), p, execute.ApplyOptions{})
 	if err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
@@ -399,15 +412,15 @@ func TestADryRunChangesNothingAndSaysWhatEachStepWouldDo(t *testing.T) {
 			t.Errorf("step %s would: %q\nwant it to say %q", sr.StepID, sr.Changes, s)
 		}
 	}
-	if eff := w.allEffects(); len(eff) != 0 {
+	if eff := w.Effects(); len(eff) != 0 {
 		t.Errorf("the dry run changed the cluster: %v", eff)
 	}
-	if d := cmp.Diff(before, w.state()); d != "" {
+	if d := cmp.Diff(before, w.State()); d != "" {
 		t.Errorf("the dry run changed the cluster (-before +after):\n%s", d)
 	}
-	for call := range w.bookkeeping {
+	for call := range w.Bookkeeping() {
 		if !strings.HasPrefix(call, "get ") {
-			t.Errorf("the dry run wrote to the journal, Lease or backups: %v", w.bookkeeping)
+			t.Errorf("the dry run wrote to the journal, Lease or backups: %v", w.Bookkeeping())
 		}
 	}
 }

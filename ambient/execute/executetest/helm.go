@@ -65,6 +65,13 @@ func (f *FakeHelm) Calls() map[string]int {
 	return maps.Clone(f.calls)
 }
 
+// ResetCalls forgets the counted changes.
+func (f *FakeHelm) ResetCalls() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = map[string]int{}
+}
+
 // Releases returns the current revision of every release, sorted by namespace/name.
 func (f *FakeHelm) Releases() []execute.Release {
 	f.mu.Lock()

@@ -1,0 +1,70 @@
+package plan
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEveryActionFieldIsAKindWithValidationAndCommands fails when a Step action field has no entry
+// in kindSpecs, when an entry misses a part, or when two entries claim one field.
+func TestEveryActionFieldIsAKindWithValidationAndCommands(t *testing.T) {
+	st := reflect.TypeOf(Step{})
+	nonAction := map[string]bool{"ID": true, "Description": true, "Reason": true, "DependsOn": true, "Risk": true,
+		"Preconditions": true, "Postconditions": true, "Rollback": true, "Notes": true, "Blocked": true}
+	fields := 0
+	for i := 0; i < st.NumField(); i++ {
+		f := st.Field(i)
+		if nonAction[f.Name] {
+			continue
+		}
+		fields++
+		if f.Type.Kind() != reflect.Pointer {
+			t.Errorf("Step.%s is not a pointer; action fields are optional payload pointers", f.Name)
+			continue
+		}
+		var s Step
+		reflect.ValueOf(&s).Elem().Field(i).Set(reflect.New(f.Type.Elem()))
+		got := s.actions()
+		if len(got) != 1 {
+			t.Errorf("setting Step.%s gives actions %v; want exactly one kind", f.Name, got)
+			continue
+		}
+		if string(got[0]) != f.Name {
+			t.Errorf("Step.%s is reported as kind %s; a kind is named like its field", f.Name, got[0])
+		}
+		if s.Action() == nil {
+			t.Errorf("Step.%s: Action() returns nil for a set payload", f.Name)
+		}
+	}
+	if fields != len(kindSpecs) {
+		t.Errorf("Step has %d action fields but kindSpecs lists %d kinds", fields, len(kindSpecs))
+	}
+	seen := map[Kind]bool{}
+	for _, k := range kindSpecs {
+		if seen[k.kind] {
+			t.Errorf("kind %s is listed twice", k.kind)
+		}
+		seen[k.kind] = true
+		if k.payload == nil || k.validate == nil || k.commands == nil {
+			t.Errorf("kind %s misses its payload accessor, validation or commands", k.kind)
+		}
+	}
+}
+
+func TestEveryCheckTypeHasTypedArguments(t *testing.T) {
+	for _, ct := range CheckTypes() {
+		s := checkSpecs[ct]
+		a, ok := s.args().(interface{ CheckType() CheckType })
+		if !ok {
+			t.Errorf("check %s: its argument struct does not implement Args", ct)
+			continue
+		}
+		if a.CheckType() != ct {
+			t.Errorf("check %s: its argument struct says %s", ct, a.CheckType())
+		}
+		if !strings.HasSuffix(reflect.TypeOf(a).Elem().Name(), "Args") {
+			t.Errorf("check %s: argument struct %T is not named <Check>Args", ct, a)
+		}
+	}
+}

@@ -189,3 +189,18 @@ func (o Origin) String() string {
 	}
 	return "release data of unknown origin"
 }
+
+// short names the origin in an error message: String without the timestamp and the base data.
+func (o Origin) short() string {
+	if o.Kind != OriginHelmIndex {
+		return o.String()
+	}
+	s := "Helm repository index"
+	if o.Name != "" {
+		s += " " + o.Name
+	}
+	if len(o.Charts) > 0 {
+		s += " (charts " + strings.Join(o.Charts, ", ") + ")"
+	}
+	return s
+}

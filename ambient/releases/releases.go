@@ -252,27 +252,29 @@ func (d *Data) Check(v mesh.Version) error {
 		first, last, any := d.targetMinors()
 		switch {
 		case !any:
-			return fmt.Errorf("%w: %s: %s has no release a plan may target", ErrUnknownVersion, v, d.origin)
+			return fmt.Errorf("%w: %s: %s has no release a plan may target", ErrUnknownVersion, v, d.origin.short())
 		case fromIndex:
 			return fmt.Errorf("%w: %s: %s serves no %s release (it serves %s to %s); target one of those, or point at a chart repository that has %s",
-				ErrUnknownVersion, v, d.origin, v.MinorString(), first.MinorString(), last.MinorString(), v.MinorString())
+				ErrUnknownVersion, v, d.origin.short(), v.MinorString(), first.MinorString(), last.MinorString(), v.MinorString())
 		}
-		return fmt.Errorf("%w: %s: known minors are %s to %s; pass newer release data (releases.LoadFile) if %s exists",
+		return fmt.Errorf("%w: %s: known minors are %s to %s; pass newer release data (releases.LoadFile) or the chart repository's index (releases.LoadHelmIndexFile) if %s exists",
 			ErrUnknownVersion, v, first.MinorString(), last.MinorString(), v.MinorString())
 	}
 	newest, _ := m.latest()
 	switch {
+	case v.Pre != "" && fromIndex:
+		return fmt.Errorf("%w: %s is a pre-release; plan to a release (%s has %s as the newest %s patch)", ErrUnknownVersion, v, d.origin.short(), newest, m.Minor)
 	case v.Pre != "":
 		return fmt.Errorf("%w: %s is a pre-release; plan to a release (%s is the newest known)", ErrUnknownVersion, v, newest)
 	case m.HasPatch(v.Patch):
 		return nil
 	case fromIndex:
 		return fmt.Errorf("%w: %s is not in %s; the newest %s patch it has is %s; target that, or have the repository serve %s",
-			ErrUnknownVersion, v, d.origin, m.Minor, newest, v)
+			ErrUnknownVersion, v, d.origin.short(), m.Minor, newest, v)
 	case m.exact:
-		return fmt.Errorf("%w: %s is not in %s; the newest %s patch it has is %s", ErrUnknownVersion, v, d.origin, m.Minor, newest)
+		return fmt.Errorf("%w: %s is not in %s; the newest %s patch it has is %s", ErrUnknownVersion, v, d.origin.short(), m.Minor, newest)
 	}
-	return fmt.Errorf("%w: %s: the newest %s patch known is %s; pass newer release data (releases.LoadFile) if %s exists",
+	return fmt.Errorf("%w: %s: the newest %s patch known is %s; pass newer release data (releases.LoadFile) or the chart repository's index (releases.LoadHelmIndexFile) if %s exists",
 		ErrUnknownVersion, v, m.Minor, newest, v)
 }
 
@@ -283,7 +285,7 @@ func (d *Data) CheckRunning(v mesh.Version) error {
 	m, ok := d.Minor(v)
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: %s: %s does not describe %s; pass newer release data (releases.LoadFile)", ErrUnknownVersion, v, d.origin, v.MinorString())
+		return fmt.Errorf("%w: %s: %s does not describe %s; pass newer release data (releases.LoadFile)", ErrUnknownVersion, v, d.origin.short(), v.MinorString())
 	case v.Pre == "" && v.Patch > m.newestKnown:
 		return fmt.Errorf("%w: %s: the newest %s patch known is %s.%d; pass newer release data (releases.LoadFile)", ErrUnknownVersion, v, m.Minor, m.Minor, m.newestKnown)
 	}

@@ -85,10 +85,10 @@ func (o minorV1) toV2() minorDoc {
 		return &valueDoc{Value: s, Estimated: est}
 	}
 	rng := func(r []string, est bool) *rangeDoc {
-		if r == nil {
-			return nil
+		if len(r) == 0 {
+			return nil // optional in this shape, and [] meant "none"
 		}
-		return &rangeDoc{Value: r, Estimated: est && len(r) > 0}
+		return &rangeDoc{Value: r, Estimated: est}
 	}
 	latest := o.LatestPatch
 	return minorDoc{
@@ -159,24 +159,11 @@ func decode(raw []byte, origin Origin) (*Data, error) {
 	return d, nil
 }
 
-// complete says which required field of a v1alpha2 minor is missing.
+// complete says which required field of a v1alpha2 minor is missing: all but endOfLife.
 func (doc minorDoc) complete() error {
-	missing := func(f Field, absent bool) error {
-		if absent {
+	for _, f := range Fields() {
+		if f != FieldEndOfLife && !doc.isSet(f) {
 			return fmt.Errorf("%s is missing; give {value: ..., source: ...}, or {source: <why it is unknown>} when it is not known", f)
-		}
-		return nil
-	}
-	for _, err := range []error{
-		missing(FieldReleased, doc.Released == nil),
-		missing(FieldPatches, doc.Patches == nil),
-		missing(FieldKubernetes, doc.Kubernetes == nil),
-		missing(FieldKubernetesTested, doc.KubernetesTested == nil),
-		missing(FieldMinKubernetes, doc.MinKubernetes == nil),
-		missing(FieldGatewayAPI, doc.GatewayAPI == nil),
-	} {
-		if err != nil {
-			return err
 		}
 	}
 	return nil
@@ -189,7 +176,7 @@ func (doc minorDoc) build() (Minor, error) {
 		if est && !known {
 			return fmt.Errorf("%s is marked estimated but has no value; drop estimated or give the value", f)
 		}
-		if !known && source == "" && doc.isSet(f) {
+		if !known && source == "" {
 			return fmt.Errorf("%s has neither a value nor a source", f)
 		}
 		m.info[f] = fieldInfo{known: known, source: source, estimated: est}
@@ -297,11 +284,18 @@ func (doc minorDoc) isSet(f Field) bool {
 
 // doc writes a minor in the v1alpha2 shape.
 func (m *Minor) doc() minorDoc {
+	// A field with neither value nor source would not load again; say why it is empty.
+	source := func(f Field) string {
+		if s := m.info[f].source; s != "" || m.Known(f) || f == FieldEndOfLife {
+			return s
+		}
+		return "not stated"
+	}
 	value := func(f Field, v string) *valueDoc {
-		return &valueDoc{Value: v, Source: m.info[f].source, Estimated: m.IsEstimated(f)}
+		return &valueDoc{Value: v, Source: source(f), Estimated: m.IsEstimated(f)}
 	}
 	rng := func(f Field, r []string) *rangeDoc {
-		return &rangeDoc{Value: r, Source: m.info[f].source, Estimated: m.IsEstimated(f)}
+		return &rangeDoc{Value: r, Source: source(f), Estimated: m.IsEstimated(f)}
 	}
 	out := minorDoc{
 		Minor:            m.Minor,
@@ -323,23 +317,6 @@ func (m *Minor) doc() minorDoc {
 		p.Latest = &latest
 	}
 	out.Patches = p
-	// A field with neither value nor source would not load again; say why it is empty.
-	for _, f := range []Field{FieldReleased, FieldKubernetes, FieldKubernetesTested, FieldMinKubernetes, FieldGatewayAPI} {
-		if !m.Known(f) && m.info[f].source == "" {
-			switch f {
-			case FieldReleased:
-				out.Released.Source = "not stated"
-			case FieldKubernetes:
-				out.Kubernetes.Source = "not stated"
-			case FieldKubernetesTested:
-				out.KubernetesTested.Source = "not stated"
-			case FieldMinKubernetes:
-				out.MinKubernetes.Source = "not stated"
-			case FieldGatewayAPI:
-				out.GatewayAPI.Source = "not stated"
-			}
-		}
-	}
 	return out
 }
 

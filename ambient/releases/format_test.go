@@ -89,6 +89,14 @@ func TestAFileInTheOldShapeStillLoads(t *testing.T) {
 	}
 }
 
+func TestAnEmptyTestedRangeInTheOldShapeStillMeansNone(t *testing.T) {
+	d := load(t, "apiVersion: ambientkit.io/v1alpha1\nkind: ReleaseData\nreleases:\n"+
+		"- {minor: \"1.31\", released: \"2026-08-31\", latestPatch: 4, kubernetes: [\"1.32\", \"1.36\"], kubernetesTested: []}\n")
+	if m := minor(t, d, "1.31.0"); m.Known(releases.FieldKubernetesTested) {
+		t.Errorf("an empty tested range is known: %v", m.KubernetesTested)
+	}
+}
+
 const newShape = `apiVersion: ambientkit.io/v1alpha2
 kind: ReleaseData
 releases:

@@ -72,10 +72,10 @@ type helmIndexEntry struct {
 // defaults to the path.
 //
 // `helm repo add <name> <url>` and `helm repo update` cache each repository's index as
-// $HELM_CACHE_HOME/repository/<name>-index.yaml; without HELM_CACHE_HOME that is
-// ~/.cache/helm/repository/ on Linux ($XDG_CACHE_HOME/helm/repository/ when XDG_CACHE_HOME is set),
-// ~/Library/Caches/helm/repository/ on macOS and %TEMP%\helm\repository\ on Windows. `helm env
-// HELM_REPOSITORY_CACHE` prints the directory. A mirror's index is <mirror URL>/index.yaml.
+// <cache>/<name>-index.yaml, where <cache> is $HELM_CACHE_HOME/repository, else
+// $XDG_CACHE_HOME/helm/repository, else ~/.cache/helm/repository on Linux,
+// ~/Library/Caches/helm/repository on macOS and %TEMP%\helm\repository on Windows; `helm env
+// HELM_REPOSITORY_CACHE` prints it. A mirror serves its index at <mirror URL>/index.yaml.
 func LoadHelmIndexFile(path string, opts IndexOptions) (*Data, error) {
 	f, err := os.Open(path)
 	if err != nil {

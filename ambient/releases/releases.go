@@ -46,9 +46,9 @@ type Minor struct {
 	// Estimated is true when a date or a Kubernetes range of the minor is expected rather than
 	// announced. IsEstimated says it field by field.
 	Estimated bool `json:"estimated,omitempty"`
-	// LatestPatch is the newest patch a plan may target. When Patches is exact (the data came from a
-	// chart repository index) only the patches it lists may be targeted; when it is empty, the
-	// minor has no release there and LatestPatch is the newest the base data knew.
+	// LatestPatch is the newest patch a plan may target. In data from a Helm repository index only the
+	// patches Patches lists may be targeted; when it lists none, the index serves no release of the
+	// minor and LatestPatch is the newest the base data knew.
 	LatestPatch int `json:"latestPatch"`
 	// Kubernetes is the supported range of Kubernetes minors, [min, max]; empty when unknown.
 	Kubernetes []string `json:"kubernetes"`
@@ -249,9 +249,9 @@ func (d *Data) Check(v mesh.Version) error {
 		}
 	}
 	if !ok {
-		first, last, any := d.targetMinors()
+		first, last, found := d.targetMinors()
 		switch {
-		case !any:
+		case !found:
 			return fmt.Errorf("%w: %s: %s has no release a plan may target", ErrUnknownVersion, v, d.origin.short())
 		case fromIndex:
 			return fmt.Errorf("%w: %s: %s serves no %s release (it serves %s to %s); target one of those, or point at a chart repository that has %s",
@@ -286,8 +286,9 @@ func (d *Data) CheckRunning(v mesh.Version) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: %s: %s does not describe %s; pass newer release data (releases.LoadFile)", ErrUnknownVersion, v, d.origin.short(), v.MinorString())
-	case v.Pre == "" && v.Patch > m.newestKnown:
-		return fmt.Errorf("%w: %s: the newest %s patch known is %s.%d; pass newer release data (releases.LoadFile)", ErrUnknownVersion, v, m.Minor, m.Minor, m.newestKnown)
+	case v.Pre == "" && v.Patch > max(m.newestKnown, m.LatestPatch):
+		return fmt.Errorf("%w: %s: the newest %s patch known is %s.%d; pass newer release data (releases.LoadFile)",
+			ErrUnknownVersion, v, m.Minor, m.Minor, max(m.newestKnown, m.LatestPatch))
 	}
 	return nil
 }
@@ -326,8 +327,8 @@ const (
 	TooOld       Support = "too-old"
 	TooNew       Support = "too-new"
 	UnknownMinor Support = "unknown"
-	// UnknownRange is returned for a minor the data lists without a supported Kubernetes range: a
-	// minor a Helm repository index serves that the base release data does not describe.
+	// UnknownRange is returned for a minor the data lists without a supported Kubernetes range, such
+	// as a minor a Helm repository index serves that the base release data does not describe.
 	UnknownRange Support = "unknown-range"
 )
 

@@ -255,6 +255,10 @@ func (doc minorDoc) build() (Minor, error) {
 			m.info[f] = fieldInfo{}
 		}
 	}
+	if m.Known(FieldMinKubernetes) && !m.Known(FieldKubernetes) {
+		// Planners advise the supported range's first version whenever the minimum refuses a cluster.
+		return m, fmt.Errorf("minKubernetes is known but kubernetes is not; give the supported range too, or neither")
+	}
 	if err := m.parse(); err != nil {
 		return m, err
 	}

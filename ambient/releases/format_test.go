@@ -105,7 +105,7 @@ releases:
   patches: {latest: 2, source: "istio.io/api tags", estimated: true}
   kubernetes: {source: "not announced yet"}
   kubernetesTested: {value: ["1.30", "1.34"], source: "supportStatus.yml"}
-  minKubernetes: {value: "1.35", source: "istio/istio@master:istioctl/pkg/install/k8sversion/version.go"}
+  minKubernetes: {source: "not announced yet"}
   gatewayAPI: {value: v1.7.0, source: "istio/istio@master:go.mod"}
 - minor: "1.31"
   released: {value: "2026-08-31", source: "announcing-1.29-eol"}
@@ -127,7 +127,7 @@ func TestTheNewShapeStatesASourceAndAnEstimatePerField(t *testing.T) {
 	}{
 		{name: "a field's source is what the document states", got: m33.Source(releases.FieldGatewayAPI), want: "istio/istio@master:go.mod"},
 		{name: "a field without a value says why in its source", got: m33.Source(releases.FieldKubernetes), want: "not announced yet"},
-		{name: "a field without a value is unknown", got: m33.Unknown(), want: []releases.Field{releases.FieldKubernetes}},
+		{name: "a field without a value is unknown", got: m33.Unknown(), want: []releases.Field{releases.FieldKubernetes, releases.FieldMinKubernetes}},
 		{name: "estimated fields are listed in document order", got: m33.Estimates(), want: []releases.Field{releases.FieldReleased, releases.FieldPatches}},
 		{name: "an unknown supported range is reported as such", got: d.Kubernetes(m33.Version(), k), want: releases.UnknownRange},
 		{name: "an unknown supported range prints as unknown", got: m33.KubernetesRange(), want: "unknown"},
@@ -188,6 +188,7 @@ func TestTheNewShapeRefusesFieldsThatDoNotSayWhatTheyAre(t *testing.T) {
 		{name: "a patch listed twice is refused", change: map[string]string{"patches": "{list: [1, 1]}"}, says: "patch 1 twice"},
 		{name: "an estimated patch list is refused", change: map[string]string{"patches": "{list: [1], estimated: true}"}, says: "a list is exact"},
 		{name: "a Gateway API version that is not a version is refused", change: map[string]string{"gatewayAPI": "{value: latest, source: s}"}, says: "gatewayAPI"},
+		{name: "a minimum without a supported range is refused", change: map[string]string{"kubernetes": "{source: not announced}"}, says: "minKubernetes is known but kubernetes is not"},
 		{name: "an unknown key inside a field is refused", change: map[string]string{"released": `{value: "2026-08-31", sauce: s}`}, says: "sauce"},
 		{name: "an unknown field is refused", change: map[string]string{"colour": "{value: red}"}, says: "colour"},
 		{name: "the old flat shape under the new apiVersion is refused", change: map[string]string{"released": `"2026-08-31"`}, says: "released"},

@@ -145,18 +145,12 @@ func pickContainer(cs []corev1.Container, name, image string) *corev1.Container 
 	return nil
 }
 
-// env returns a container's variable: its value, whether it is set from a reference (valueFrom),
-// and whether it is present at all.
-func env(c *corev1.Container, name string) (value string, fromRef, found bool) {
-	if c == nil {
-		return "", false, false
+// knownEnv is a container variable's value when it is set and known (see env), else "".
+func knownEnv(c *corev1.Container, name string) string {
+	if v, found := env(c, name); found && v.known {
+		return v.value
 	}
-	for _, e := range c.Env {
-		if e.Name == name {
-			return e.Value, e.ValueFrom != nil, true
-		}
-	}
-	return "", false, false
+	return ""
 }
 
 // helmReleaseOf names the Helm release that installed an object: Helm's own annotation, else the
@@ -327,17 +321,16 @@ func (b *builder) addIstiod(d *appsv1.Deployment) {
 		r.Image = c.Image
 		r.Version = versionOf(c.Image)
 	}
-	if v, _, _ := env(c, envAmbient); v == "true" {
+	if knownEnv(c, envAmbient) == "true" {
 		r.Ambient = true
 	}
-	if v, fromRef, found := env(c, envTrustedAccounts); found {
-		if fromRef {
+	// The kubelet decides what istiod sees (last entry of a name wins, valueFrom unreadable here);
+	// istiod decides how it parses it (parseTrustedAccounts). An unknown list is never guessed.
+	if v, found := env(c, envTrustedAccounts); found {
+		if v.known {
+			r.TrustedZtunnelAccounts = parseTrustedAccounts(v.value)
+		} else {
 			r.TrustedAccountsUnknown = true
-		}
-		for _, a := range strings.Split(v, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				r.TrustedZtunnelAccounts = append(r.TrustedZtunnelAccounts, a)
-			}
 		}
 	}
 	b.revisions = append(b.revisions, r)
@@ -417,8 +410,8 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 		}
 		if c != nil {
 			z.Image, z.Version = c.Image, versionOf(c.Image)
-			z.XDSAddress, _, _ = env(c, envXDSAddress)
-			z.CAAddress, _, _ = env(c, envCAAddress)
+			z.XDSAddress = knownEnv(c, envXDSAddress)
+			z.CAAddress = knownEnv(c, envCAAddress)
 		}
 		b.ztunnels = append(b.ztunnels, z)
 	}

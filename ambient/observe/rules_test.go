@@ -80,7 +80,7 @@ status: {observedGeneration: 3, readyReplicas: 1}
 				Image: "registry.example.com/mirror/pilot:1.28.1", Replicas: 1, ReadyReplicas: 1, TrustedAccountsUnknown: true, HelmRelease: "istiod"},
 		},
 		{
-			name: "trusted accounts are split and trimmed, the revision comes from the pod label",
+			name: "trusted accounts are split on commas, the revision comes from the pod label",
 			input: `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: istiod-canary, namespace: istio-system, labels: {app.kubernetes.io/instance: istiod-canary}}
@@ -94,7 +94,7 @@ spec:
         image: docker.io/istio/pilot:1.31.0-rc.0-distroless
         env:
         - {name: PILOT_ENABLE_AMBIENT, value: "true"}
-        - {name: CA_TRUSTED_NODE_ACCOUNTS, value: " istio-system/ztunnel, istio-system/ztunnel-green ,"}
+        - {name: CA_TRUSTED_NODE_ACCOUNTS, value: "istio-system/ztunnel,istio-system/ztunnel-green"}
 status: {readyReplicas: 3, updatedReplicas: 3}
 `,
 			want: mesh.Revision{Name: "canary", Namespace: "istio-system", Deployment: "istiod-canary", Version: mesh.MustParseVersion("1.31.0-rc.0"),

@@ -53,6 +53,10 @@ type builder struct {
 	namespaces map[string]map[string]string // name → mesh labels; present once seen
 	nodes      []mesh.Node
 	kubelets   []string
+	// kubectlVersion is the server version of kubectl version output (offline), read at
+	// kubectlVersionAt ("" when there was none).
+	kubectlVersion   mesh.Version
+	kubectlVersionAt string
 
 	revisions   []mesh.Revision
 	gwDeploys   []mesh.Gateway

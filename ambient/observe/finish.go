@@ -58,6 +58,10 @@ func (b *builder) kubernetesVersion(s *mesh.Snapshot, opts Options) error {
 		s.Cluster.KubernetesVersion, s.Cluster.KubernetesVersionSource = v, "server"
 		return nil
 	}
+	if b.kubectlVersionAt != "" {
+		s.Cluster.KubernetesVersion, s.Cluster.KubernetesVersionSource = b.kubectlVersion, kubectlVersionSource
+		return nil
+	}
 	for _, k := range b.kubelets {
 		v, err := mesh.ParseKubernetesVersion(k)
 		if err != nil {

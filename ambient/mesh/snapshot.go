@@ -540,6 +540,10 @@ type HelmRelease struct {
 	Status   string `json:"status"`
 	// Values are the user-supplied values (helm get values).
 	Values map[string]any `json:"values,omitempty"`
+	// Inferred is true when the release was read from the meta.helm.sh annotations and helm.sh/chart
+	// label of the release's objects, not from Helm's release record: Values, Revision and Status are
+	// unknown (Values nil, Revision 0, Status empty).
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // String prints "namespace/name chart-version #revision (status)".

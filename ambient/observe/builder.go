@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -72,8 +73,12 @@ type builder struct {
 
 	pdbs     []mesh.PodDisruptionBudget
 	policies []mesh.Policy
-	helm     map[string]mesh.HelmRelease // namespace/name → newest revision
 	crds     []mesh.CRD
+
+	// releases are the Helm releases Istio's objects belong to; helmRecords are the Secrets labelled
+	// owner=helm, read in finishHelm only when they are records of one of those releases.
+	releases    map[releaseKey]*releaseRef
+	helmRecords []helmRecord
 
 	cronJobOf map[string]string // namespace/job → CronJob name
 	workloads map[workloadKey]*workloadAgg
@@ -85,7 +90,7 @@ func newBuilder() *builder {
 	return &builder{
 		namespaces: map[string]map[string]string{},
 		cniConfig:  map[string]map[string]string{},
-		helm:       map[string]mesh.HelmRelease{},
+		releases:   map[releaseKey]*releaseRef{},
 		cronJobOf:  map[string]string{},
 		workloads:  map[workloadKey]*workloadAgg{},
 		podNS:      map[string]*namespaceAgg{},
@@ -246,9 +251,11 @@ func (b *builder) addDeployment(d *appsv1.Deployment) {
 	tpl := d.Spec.Template
 	if isIstiod(tpl) {
 		b.addIstiod(d)
+		b.noteRelease(d, "istiod")
 		return
 	}
 	if isGatewayChart(tpl) && !generatedForGateway(d) {
+		b.noteRelease(d, "gateway")
 		b.gwDeploys = append(b.gwDeploys, mesh.Gateway{
 			Kind:          mesh.GatewayKindDeployment,
 			Namespace:     d.Namespace,
@@ -392,6 +399,7 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 			cni.Image, cni.Version = c.Image, versionOf(c.Image)
 		}
 		b.cnis = append(b.cnis, cni)
+		b.noteRelease(ds, "cni")
 	case isZtunnel(tpl):
 		c := pickContainer(tpl.Spec.Containers, "", "ztunnel")
 		z := mesh.Ztunnel{
@@ -418,6 +426,7 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 			z.CAAddress = knownEnv(c, envCAAddress)
 		}
 		b.ztunnels = append(b.ztunnels, z)
+		b.noteRelease(ds, "ztunnel")
 	}
 }
 
@@ -443,6 +452,7 @@ func (b *builder) addConfigMap(cm *corev1.ConfigMap) {
 	if cm.Name != cniConfigMapName {
 		return
 	}
+	b.noteRelease(cm, "")
 	cfg := map[string]string{}
 	for k, v := range cm.Data {
 		if strings.HasPrefix(k, "AMBIENT_") || k == "CURRENT_AGENT_VERSION" {
@@ -471,6 +481,7 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 	}
 	if tag, ok := m.Labels[labelTag]; ok && tag != "" {
 		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
+		b.noteRelease(m, "") // tags rendered through an istiod release's revisionTags belong to it
 	}
 	injector := false
 	for _, w := range m.Webhooks {
@@ -481,6 +492,7 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 	if !injector {
 		return
 	}
+	b.noteRelease(m, "")
 	in := mesh.Injector{Name: m.Name, Revision: m.Labels[labelRev], Tag: m.Labels[labelTag], TargetService: target}
 	seen := map[string]bool{}
 	for _, w := range m.Webhooks {
@@ -535,6 +547,7 @@ func webhookSelects(w admissionregistrationv1.MutatingWebhook) []string {
 func (b *builder) addValidatingWebhookConfiguration(v *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	if v.Name == defaultValidatorName {
 		b.defaultRevision = v.Labels[labelRev]
+		b.noteRelease(v, "")
 	}
 }
 
@@ -546,6 +559,7 @@ func (b *builder) addService(s *corev1.Service) {
 	if tag == "" {
 		tag = strings.TrimPrefix(s.Name, tagServicePrefix)
 	}
+	b.noteRelease(s, "")
 	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
 }
 
@@ -593,10 +607,21 @@ func keepPrefixed(m map[string]string) map[string]string {
 	return copyMap(out)
 }
 
+// isIstioGroup: istio.io and its subgroups.
+func isIstioGroup(group string) bool {
+	return group == "istio.io" || strings.HasSuffix(group, ".istio.io")
+}
+
+// crdKept: the snapshot keeps the CRDs of Istio and the Gateway API.
+func crdKept(group string) bool { return group == gatewayAPIGroup || isIstioGroup(group) }
+
 func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
 	_, group, ok := strings.Cut(m.Name, ".")
-	if !ok || !(group == gatewayAPIGroup || group == "istio.io" || strings.HasSuffix(group, ".istio.io")) {
+	if !ok || !crdKept(group) {
 		return
+	}
+	if isIstioGroup(group) { // the base chart's; the Gateway API CRDs are not Istio's release
+		b.noteRelease(m, "")
 	}
 	b.crds = append(b.crds, mesh.CRD{
 		Name:        m.Name,
@@ -604,6 +629,11 @@ func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
 		Labels:      keepPrefixed(m.Labels),
 		Annotations: keepPrefixed(m.Annotations),
 	})
+}
+
+// addObject hands an object of kind k to the builder.
+func (b *builder) addObject(k *kind, o runtime.Object) error {
+	return k.add(b, o)
 }
 
 // addJob remembers Jobs a CronJob created (named <cronjob>-<digits>), so their pods are summarised

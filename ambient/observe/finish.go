@@ -30,9 +30,11 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	b.finishWorkloads(s)
 	b.finishNamespaces(s)
 	b.finishGateways(s)
-	for _, h := range b.helm {
-		s.HelmReleases = append(s.HelmReleases, h)
+	releases, err := b.finishHelm()
+	if err != nil {
+		return nil, err
 	}
+	s.HelmReleases = releases
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.

@@ -164,7 +164,11 @@ func (o *offline) add(u *unstructured.Unstructured, where string) error {
 		}
 		obj = t
 	}
-	if err := k.add(o.b, obj); err != nil {
+	if k.perRelease {
+		o.b.addHelmRecord(u, where) // kept whole and undecoded until the release keys are known
+		return nil
+	}
+	if err := o.b.addObject(k, obj); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil

@@ -613,25 +613,6 @@ func TestPolicyRules(t *testing.T) {
 	}
 }
 
-func TestHelmReleaseRules(t *testing.T) {
-	input := helmSecret("istio-system", "istiod", "istiod", 2, "superseded", true) +
-		helmSecret("istio-system", "istiod", "istiod", 3, "failed", true) +
-		helmSecret("istio-system", "istiod", "istiod", 1, "superseded", false) +
-		helmSecret("istio-system", "istio-cni", "cni", 1, "deployed", false) +
-		helmSecret("apps", "shop", "shop-frontend", 7, "deployed", true) +
-		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: tls, namespace: apps}\ndata: {tls.crt: eA==}\n"
-	s := mustObserve(t, input)
-	want := []mesh.HelmRelease{
-		{Name: "istio-cni", Namespace: "istio-system", Chart: "cni", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 1, Status: "deployed",
-			Values: map[string]any{"revision": "v1"}},
-		{Name: "istiod", Namespace: "istio-system", Chart: "istiod", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 3, Status: "failed",
-			Values: map[string]any{"revision": "v3"}},
-	}
-	if d := cmp.Diff(want, s.HelmReleases); d != "" {
-		t.Errorf("Helm releases: only the newest revision of Istio charts (-want +got):\n%s", d)
-	}
-}
-
 const gateways = `
 apiVersion: v1
 kind: Namespace

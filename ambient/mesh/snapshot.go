@@ -562,6 +562,10 @@ type CRD struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// StoredVersions from status, when read.
 	StoredVersions []string `json:"storedVersions,omitempty"`
+	// Inferred is true when the CRD object itself was not in the input but objects of its kind were:
+	// the CRD is installed, and its labels, annotations (Helm ownership, Gateway API bundle version)
+	// and stored versions are unknown.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // GatewayAPI summarises the Gateway API CRDs.

@@ -74,6 +74,8 @@ type builder struct {
 	pdbs     []mesh.PodDisruptionBudget
 	policies []mesh.Policy
 	crds     []mesh.CRD
+	// customKinds are the CRDs (name → group) whose objects were seen, for CRDs missing from the input.
+	customKinds map[string]string
 
 	// releases are the Helm releases Istio's objects belong to; helmRecords are the Secrets labelled
 	// owner=helm, read in finishHelm only when they are records of one of those releases.
@@ -88,13 +90,14 @@ type builder struct {
 
 func newBuilder() *builder {
 	return &builder{
-		namespaces: map[string]map[string]string{},
-		cniConfig:  map[string]map[string]string{},
-		releases:   map[releaseKey]*releaseRef{},
-		cronJobOf:  map[string]string{},
-		workloads:  map[workloadKey]*workloadAgg{},
-		podNS:      map[string]*namespaceAgg{},
-		nodePods:   map[string][]mesh.NodePod{},
+		namespaces:  map[string]map[string]string{},
+		cniConfig:   map[string]map[string]string{},
+		customKinds: map[string]string{},
+		releases:    map[releaseKey]*releaseRef{},
+		cronJobOf:   map[string]string{},
+		workloads:   map[workloadKey]*workloadAgg{},
+		podNS:       map[string]*namespaceAgg{},
+		nodePods:    map[string][]mesh.NodePod{},
 	}
 }
 
@@ -631,8 +634,12 @@ func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
 	})
 }
 
-// addObject hands an object of kind k to the builder.
+// addObject hands an object of kind k to the builder, and remembers that a custom resource of the
+// kind exists: its CRD is then installed even when the input lacks the CRD object (finishCRDs).
 func (b *builder) addObject(k *kind, o runtime.Object) error {
+	if k.form == untyped && k.group != "" && crdKept(k.group) {
+		b.customKinds[k.plural+"."+k.group] = k.group
+	}
 	return k.add(b, o)
 }
 

@@ -35,6 +35,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 		return nil, err
 	}
 	s.HelmReleases = releases
+	s.CRDs = b.finishCRDs(s.CRDs)
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.
@@ -226,8 +227,24 @@ func containsVersion(list []mesh.Version, v mesh.Version) bool {
 	return false
 }
 
-// gatewayAPI summarises the Gateway API CRDs: installed when the gateways CRD exists, the oldest
-// bundle version, and the channel (experimental when any CRD says so).
+// finishCRDs adds the CRDs whose objects were seen but which the input does not hold (users often
+// leave `kubectl get crd` out of a dump): installed, with their metadata unknown (mesh.CRD.Inferred).
+func (b *builder) finishCRDs(crds []mesh.CRD) []mesh.CRD {
+	have := map[string]bool{}
+	for _, c := range crds {
+		have[c.Name] = true
+	}
+	for name, group := range b.customKinds {
+		if !have[name] {
+			crds = append(crds, mesh.CRD{Name: name, Group: group, Inferred: true})
+		}
+	}
+	return crds
+}
+
+// gatewayAPI summarises the Gateway API CRDs: installed when the gateways CRD exists (seen or
+// inferred from Gateway objects), the oldest bundle version, and the channel (experimental when any
+// CRD says so).
 func gatewayAPI(crds []mesh.CRD) mesh.GatewayAPI {
 	var g mesh.GatewayAPI
 	var oldest mesh.Version

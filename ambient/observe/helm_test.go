@@ -409,3 +409,31 @@ func TestLiveReportsABrokenRecordOfAnIstioRelease(t *testing.T) {
 		t.Errorf("error %q quotes the record's data", err)
 	}
 }
+
+func TestLiveMakesNoSecretRequestWithoutIstioReleases(t *testing.T) {
+	tests := []struct {
+		name string
+		objs []client.Object
+	}{
+		{"a cluster without Istio, only other teams' releases", nil},
+		{"Istio objects that no Helm release installed", []client.Object{&corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: "istiod-revision-tag-prod", Labels: map[string]string{"istio.io/tag": "prod"}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fc := newFakeCluster(t, append(tt.objs, otherTeams()...), nil)
+			s, err := observe.Live(context.Background(), fc, observe.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range fc.listCalls() {
+				if c.gvk == secretList {
+					t.Errorf("Secrets listed in %q with %q although no Istio release exists", c.namespace, c.labels)
+				}
+			}
+			if len(s.HelmReleases) != 0 || s.Observation.Requests != len(fc.listCalls()) {
+				t.Errorf("releases %v, requests %d for %d calls", s.HelmReleases, s.Observation.Requests, len(fc.listCalls()))
+			}
+		})
+	}
+}

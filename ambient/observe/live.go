@@ -28,7 +28,9 @@ import (
 // Istio's objects belong to are known (meta.helm.sh/release-name and -namespace, else the
 // app.kubernetes.io/instance label); then, per namespace holding such releases, one LIST with the
 // label selector owner=helm,name in (<releases>) reads their records (Helm's storage Secrets) and
-// nothing else. The observer needs list on Secrets in those namespaces only.
+// nothing else. The observer needs list on Secrets in those namespaces only. Give it an uncached
+// reader (client.New, or a manager's GetAPIReader): a cache-backed one would start a cluster-wide
+// informer for every kind it lists, Secrets included.
 func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, error) {
 	if r == nil {
 		return nil, errors.New("observe.Live: the client.Reader is nil; pass a controller-runtime client (client.New) or a manager's API reader")

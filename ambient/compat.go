@@ -305,7 +305,7 @@ func checkCRDOwnership(s *mesh.Snapshot) []plan.Finding {
 	}
 	var unowned []string
 	for _, c := range s.CRDs {
-		if !strings.HasSuffix(c.Group, "istio.io") {
+		if !strings.HasSuffix(c.Group, "istio.io") || c.Inferred { // an inferred CRD's metadata is unknown
 			continue
 		}
 		if c.Labels["app.kubernetes.io/managed-by"] != "Helm" || c.Annotations["meta.helm.sh/release-name"] == "" {

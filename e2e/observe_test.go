@@ -3,16 +3,25 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/charts"
 	"github.com/ambientkit/ambientkit/e2e/internal/cluster"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
@@ -392,7 +401,160 @@ func TestObserveLive(t *testing.T) {
 			return ctx
 		}).
 		Feature()
-	testenv.Test(t, f)
+	testenv.Test(t, f, dumpMatchesLive())
+}
+
+type dumpKey struct{}
+
+// dump is what dumpMatchesLive's Setup made: the snapshots of the dump and of the live cluster, and
+// which optional dump commands failed (the kinds the cluster does not serve).
+type dump struct {
+	dir             string
+	offline, live   *mesh.Snapshot
+	failedOptional  []string
+	commands, files int
+}
+
+// kubectl returns the kubectl binary the harness built ($E2E_BIN_DIR/kubectl), or one on PATH for
+// providers that need no binaries.
+func kubectl(t *testing.T) string {
+	if dir := os.Getenv("E2E_BIN_DIR"); dir != "" {
+		p := filepath.Join(dir, "kubectl")
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("kubectl: %v (hack/e2e-bins.sh builds it into E2E_BIN_DIR)", err)
+		}
+		return p
+	}
+	p, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skipf("no kubectl: E2E_BIN_DIR is unset and kubectl is not on PATH (%v)", err)
+	}
+	return p
+}
+
+// dumpMatchesLive saves a dump of the cluster with exactly the commands observe.DumpCommands gives,
+// run through the real kubectl, and checks that observe.Dir over it sees what observe.Live sees and
+// that both give the same upgrade plan.
+func dumpMatchesLive() features.Feature {
+	return features.New("a kubectl dump made with observe.DumpCommands observes like the live cluster").
+		WithLabel("feature", "observe").
+		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			d := &dump{dir: t.TempDir()}
+			kc := kubectl(t)
+			prefix := []string{kc, "--kubeconfig", h.Cluster.Kubeconfig(), "--cache-dir", filepath.Join(d.dir, ".kube-cache")}
+			cmds := observe.DumpCommands(observe.DumpOptions{Kubectl: prefix,
+				ReleaseNamespaces: []string{harness.IstioNamespace, harness.GatewayNamespace}})
+			t0 := time.Now()
+			for _, c := range cmds {
+				out, err := os.Create(filepath.Join(d.dir, c.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stderr bytes.Buffer
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				cmd := exec.CommandContext(cctx, c.Argv[0], c.Argv[1:]...)
+				cmd.Dir, cmd.Stdout, cmd.Stderr = d.dir, out, &stderr
+				err = cmd.Run()
+				cancel()
+				if cerr := out.Close(); cerr != nil {
+					t.Fatal(cerr)
+				}
+				line := strings.Replace(c.String(), kc, "kubectl", 1)
+				switch {
+				case err == nil:
+				case c.Optional && strings.Contains(stderr.String(), "the server doesn't have a resource type"):
+					d.failedOptional = append(d.failedOptional, c.Argv[len(prefix)+1])
+					t.Logf("optional, not served: %s", line)
+				default:
+					t.Fatalf("%s: %v\n%s", line, err, stderr.String())
+				}
+				d.commands++
+			}
+			entries, err := os.ReadDir(d.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if !e.IsDir() {
+					d.files++
+				}
+			}
+			t.Logf("dump: %d commands, %d files in %s", d.commands, d.files, time.Since(t0).Round(time.Millisecond))
+			if d.offline, err = observe.Dir(ctx, d.dir, observe.Options{}); err != nil {
+				t.Fatalf("observe.Dir over the dump: %v", err)
+			}
+			if d.live, err = observe.Live(ctx, h.Client, observe.Options{PageSize: 50, ServerVersion: h.Clientset.Discovery()}); err != nil {
+				t.Fatalf("observe.Live: %v", err)
+			}
+			return context.WithValue(ctx, dumpKey{}, d)
+		}).
+		Assess("the dump gives the live snapshot", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			d := ctx.Value(dumpKey{}).(*dump)
+			if d.offline.Cluster.KubernetesVersionSource != "kubectl-version" || d.live.Cluster.KubernetesVersionSource != "server" {
+				t.Errorf("version sources: dump %q, live %q; want kubectl-version and server",
+					d.offline.Cluster.KubernetesVersionSource, d.live.Cluster.KubernetesVersionSource)
+			}
+			// Everything else is equal: the version itself, and every release read from its records.
+			opts := cmp.Options{
+				cmpopts.IgnoreFields(mesh.Snapshot{}, "Observation"),
+				cmpopts.IgnoreFields(mesh.Cluster{}, "KubernetesVersionSource"),
+			}
+			if diff := cmp.Diff(d.live, d.offline, opts); diff != "" {
+				t.Errorf("snapshot of the dump differs from the live one (-live +dump):\n%s", diff)
+			}
+			if len(d.offline.HelmReleases) != 5 {
+				t.Errorf("the dump gives %d Helm releases, want the 5 the harness installed", len(d.offline.HelmReleases))
+			}
+			for _, r := range d.offline.HelmReleases {
+				if r.Inferred || r.Revision == 0 {
+					t.Errorf("release %s was not read from its record (inferred %v)", r.String(), r.Inferred)
+				}
+			}
+			for _, c := range d.offline.CRDs {
+				if c.Inferred {
+					t.Errorf("CRD %s inferred although the dump holds the CRDs", c.Name)
+				}
+			}
+			if d.offline.Fingerprint() != d.live.Fingerprint() {
+				t.Errorf("fingerprints differ: dump %s, live %s", d.offline.Fingerprint(), d.live.Fingerprint())
+			}
+			return ctx
+		}).
+		Assess("the optional commands that fail are the kinds Live skips", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			d := ctx.Value(dumpKey{}).(*dump)
+			var skipped []string
+			for _, label := range d.live.Observation.Skipped {
+				// "karpenter.sh/NodePool" is read by kubectl as "nodepools.karpenter.sh".
+				group, kind, _ := strings.Cut(label, "/")
+				skipped = append(skipped, strings.ToLower(kind)+"s."+group)
+			}
+			if diff := cmp.Diff(sorted(skipped), sorted(d.failedOptional)); diff != "" {
+				t.Errorf("optional kinds not served (-skipped by Live +failed in the dump):\n%s", diff)
+			}
+			return ctx
+		}).
+		Assess("the dump and the live cluster give the same upgrade plan", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			d := ctx.Value(dumpKey{}).(*dump)
+			opts := ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Today: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+			encode := func(name string, s *mesh.Snapshot) string {
+				p, err := ambient.PlanUpgrade(s, opts)
+				if err != nil {
+					t.Fatalf("PlanUpgrade from the %s snapshot: %v", name, err)
+				}
+				b, err := plan.EncodeYAML(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			live, offline := encode("live", d.live), encode("dump", d.offline)
+			if diff := cmp.Diff(live, offline); diff != "" {
+				t.Errorf("plans differ (-live +dump):\n%s", diff)
+			}
+			t.Logf("plan: %d bytes of YAML, equal from both", len(live))
+			return ctx
+		}).
+		Feature()
 }
 
 func snap(ctx context.Context) *mesh.Snapshot {

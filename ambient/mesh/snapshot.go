@@ -540,8 +540,9 @@ type HelmRelease struct {
 	Status   string `json:"status"`
 	// Values are the user-supplied values (helm get values).
 	Values map[string]any `json:"values,omitempty"`
-	// Inferred is true when read from the meta.helm.sh annotations and helm.sh/chart label of the
-	// release's objects, not from Helm's release record: Values and Revision are unknown.
+	// Inferred is true when the release was read from the meta.helm.sh annotations and helm.sh/chart
+	// label of the release's objects, not from Helm's release record: Values, Revision and Status are
+	// unknown (Values nil, Revision 0, Status empty).
 	Inferred bool `json:"inferred,omitempty"`
 }
 
@@ -561,6 +562,10 @@ type CRD struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// StoredVersions from status, when read.
 	StoredVersions []string `json:"storedVersions,omitempty"`
+	// Inferred is true when the CRD object itself was not in the input but objects of its kind were:
+	// the CRD is installed, and its labels, annotations (Helm ownership, Gateway API bundle version)
+	// and stored versions are unknown.
+	Inferred bool `json:"inferred,omitempty"`
 }
 
 // GatewayAPI summarises the Gateway API CRDs.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -53,6 +54,10 @@ type builder struct {
 	namespaces map[string]map[string]string // name → mesh labels; present once seen
 	nodes      []mesh.Node
 	kubelets   []string
+	// kubectlVersion is the server version of kubectl version output (offline), read at
+	// kubectlVersionAt ("" when there was none).
+	kubectlVersion   mesh.Version
+	kubectlVersionAt string
 
 	revisions   []mesh.Revision
 	gwDeploys   []mesh.Gateway
@@ -68,8 +73,14 @@ type builder struct {
 
 	pdbs     []mesh.PodDisruptionBudget
 	policies []mesh.Policy
-	helm     map[string]mesh.HelmRelease // namespace/name → newest revision
 	crds     []mesh.CRD
+	// customKinds are the CRDs (name → group) whose objects were seen, for CRDs missing from the input.
+	customKinds map[string]string
+
+	// releases are the Helm releases Istio's objects belong to; helmRecords are the Secrets labelled
+	// owner=helm, read in finishHelm only when they are records of one of those releases.
+	releases    map[releaseKey]*releaseRef
+	helmRecords []helmRecord
 
 	cronJobOf map[string]string // namespace/job → CronJob name
 	workloads map[workloadKey]*workloadAgg
@@ -79,13 +90,14 @@ type builder struct {
 
 func newBuilder() *builder {
 	return &builder{
-		namespaces: map[string]map[string]string{},
-		cniConfig:  map[string]map[string]string{},
-		helm:       map[string]mesh.HelmRelease{},
-		cronJobOf:  map[string]string{},
-		workloads:  map[workloadKey]*workloadAgg{},
-		podNS:      map[string]*namespaceAgg{},
-		nodePods:   map[string][]mesh.NodePod{},
+		namespaces:  map[string]map[string]string{},
+		cniConfig:   map[string]map[string]string{},
+		customKinds: map[string]string{},
+		releases:    map[releaseKey]*releaseRef{},
+		cronJobOf:   map[string]string{},
+		workloads:   map[workloadKey]*workloadAgg{},
+		podNS:       map[string]*namespaceAgg{},
+		nodePods:    map[string][]mesh.NodePod{},
 	}
 }
 
@@ -145,18 +157,12 @@ func pickContainer(cs []corev1.Container, name, image string) *corev1.Container 
 	return nil
 }
 
-// env returns a container's variable: its value, whether it is set from a reference (valueFrom),
-// and whether it is present at all.
-func env(c *corev1.Container, name string) (value string, fromRef, found bool) {
-	if c == nil {
-		return "", false, false
+// knownEnv is a container variable's value when it is set and known (see env), else "".
+func knownEnv(c *corev1.Container, name string) string {
+	if v, found := env(c, name); found && v.known {
+		return v.value
 	}
-	for _, e := range c.Env {
-		if e.Name == name {
-			return e.Value, e.ValueFrom != nil, true
-		}
-	}
-	return "", false, false
+	return ""
 }
 
 // helmReleaseOf names the Helm release that installed an object: Helm's own annotation, else the
@@ -248,9 +254,11 @@ func (b *builder) addDeployment(d *appsv1.Deployment) {
 	tpl := d.Spec.Template
 	if isIstiod(tpl) {
 		b.addIstiod(d)
+		b.noteRelease(d, "istiod")
 		return
 	}
 	if isGatewayChart(tpl) && !generatedForGateway(d) {
+		b.noteRelease(d, "gateway")
 		b.gwDeploys = append(b.gwDeploys, mesh.Gateway{
 			Kind:          mesh.GatewayKindDeployment,
 			Namespace:     d.Namespace,
@@ -327,17 +335,16 @@ func (b *builder) addIstiod(d *appsv1.Deployment) {
 		r.Image = c.Image
 		r.Version = versionOf(c.Image)
 	}
-	if v, _, _ := env(c, envAmbient); v == "true" {
+	if knownEnv(c, envAmbient) == "true" {
 		r.Ambient = true
 	}
-	if v, fromRef, found := env(c, envTrustedAccounts); found {
-		if fromRef {
+	// The kubelet decides what istiod sees (last entry of a name wins, valueFrom unreadable here);
+	// istiod decides how it parses it (parseTrustedAccounts). An unknown list is never guessed.
+	if v, found := env(c, envTrustedAccounts); found {
+		if v.known {
+			r.TrustedZtunnelAccounts = parseTrustedAccounts(v.value)
+		} else {
 			r.TrustedAccountsUnknown = true
-		}
-		for _, a := range strings.Split(v, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				r.TrustedZtunnelAccounts = append(r.TrustedZtunnelAccounts, a)
-			}
 		}
 	}
 	b.revisions = append(b.revisions, r)
@@ -395,6 +402,7 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 			cni.Image, cni.Version = c.Image, versionOf(c.Image)
 		}
 		b.cnis = append(b.cnis, cni)
+		b.noteRelease(ds, "cni")
 	case isZtunnel(tpl):
 		c := pickContainer(tpl.Spec.Containers, "", "ztunnel")
 		z := mesh.Ztunnel{
@@ -417,10 +425,11 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 		}
 		if c != nil {
 			z.Image, z.Version = c.Image, versionOf(c.Image)
-			z.XDSAddress, _, _ = env(c, envXDSAddress)
-			z.CAAddress, _, _ = env(c, envCAAddress)
+			z.XDSAddress = knownEnv(c, envXDSAddress)
+			z.CAAddress = knownEnv(c, envCAAddress)
 		}
 		b.ztunnels = append(b.ztunnels, z)
+		b.noteRelease(ds, "ztunnel")
 	}
 }
 
@@ -446,6 +455,7 @@ func (b *builder) addConfigMap(cm *corev1.ConfigMap) {
 	if cm.Name != cniConfigMapName {
 		return
 	}
+	b.noteRelease(cm, "")
 	cfg := map[string]string{}
 	for k, v := range cm.Data {
 		if strings.HasPrefix(k, "AMBIENT_") || k == "CURRENT_AGENT_VERSION" {
@@ -474,6 +484,7 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 	}
 	if tag, ok := m.Labels[labelTag]; ok && tag != "" {
 		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
+		b.noteRelease(m, "") // tags rendered through an istiod release's revisionTags belong to it
 	}
 	injector := false
 	for _, w := range m.Webhooks {
@@ -484,6 +495,7 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 	if !injector {
 		return
 	}
+	b.noteRelease(m, "")
 	in := mesh.Injector{Name: m.Name, Revision: m.Labels[labelRev], Tag: m.Labels[labelTag], TargetService: target}
 	seen := map[string]bool{}
 	for _, w := range m.Webhooks {
@@ -538,6 +550,7 @@ func webhookSelects(w admissionregistrationv1.MutatingWebhook) []string {
 func (b *builder) addValidatingWebhookConfiguration(v *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	if v.Name == defaultValidatorName {
 		b.defaultRevision = v.Labels[labelRev]
+		b.noteRelease(v, "")
 	}
 }
 
@@ -549,6 +562,7 @@ func (b *builder) addService(s *corev1.Service) {
 	if tag == "" {
 		tag = strings.TrimPrefix(s.Name, tagServicePrefix)
 	}
+	b.noteRelease(s, "")
 	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
 }
 
@@ -596,10 +610,21 @@ func keepPrefixed(m map[string]string) map[string]string {
 	return copyMap(out)
 }
 
+// isIstioGroup: istio.io and its subgroups.
+func isIstioGroup(group string) bool {
+	return group == "istio.io" || strings.HasSuffix(group, ".istio.io")
+}
+
+// crdKept: the snapshot keeps the CRDs of Istio and the Gateway API.
+func crdKept(group string) bool { return group == gatewayAPIGroup || isIstioGroup(group) }
+
 func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
 	_, group, ok := strings.Cut(m.Name, ".")
-	if !ok || !(group == gatewayAPIGroup || group == "istio.io" || strings.HasSuffix(group, ".istio.io")) {
+	if !ok || !crdKept(group) {
 		return
+	}
+	if isIstioGroup(group) { // the base chart's; the Gateway API CRDs are not Istio's release
+		b.noteRelease(m, "")
 	}
 	b.crds = append(b.crds, mesh.CRD{
 		Name:        m.Name,
@@ -607,6 +632,15 @@ func (b *builder) addCRD(m *metav1.PartialObjectMetadata) {
 		Labels:      keepPrefixed(m.Labels),
 		Annotations: keepPrefixed(m.Annotations),
 	})
+}
+
+// addObject hands an object of kind k to the builder, and remembers that a custom resource of the
+// kind exists: its CRD is then installed even when the input lacks the CRD object (finishCRDs).
+func (b *builder) addObject(k *kind, o runtime.Object) error {
+	if k.form == untyped && k.group != "" && crdKept(k.group) {
+		b.customKinds[k.plural+"."+k.group] = k.group
+	}
+	return k.add(b, o)
 }
 
 // addJob remembers Jobs a CronJob created (named <cronjob>-<digits>), so their pods are summarised

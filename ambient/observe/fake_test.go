@@ -22,6 +22,7 @@ import (
 type listCall struct {
 	gvk       schema.GroupVersionKind
 	namespace string
+	labels    string // the label selector, "" for none
 	continued bool
 	items     int // items in this page
 	total     int // items the whole list has (after selectors)
@@ -61,6 +62,9 @@ func (fc *fakeCluster) list(fail failFunc) func(ctx context.Context, c client.Wi
 			return err
 		}
 		call := listCall{gvk: gvk, namespace: lo.Namespace, continued: lo.Continue != ""}
+		if lo.LabelSelector != nil {
+			call.labels = lo.LabelSelector.String()
+		}
 		if fail != nil {
 			if err := fail(gvk); err != nil {
 				fc.record(call)

@@ -30,9 +30,12 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	b.finishWorkloads(s)
 	b.finishNamespaces(s)
 	b.finishGateways(s)
-	for _, h := range b.helm {
-		s.HelmReleases = append(s.HelmReleases, h)
+	releases, err := b.finishHelm()
+	if err != nil {
+		return nil, err
 	}
+	s.HelmReleases = releases
+	s.CRDs = b.finishCRDs(s.CRDs)
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.
@@ -56,6 +59,10 @@ func (b *builder) kubernetesVersion(s *mesh.Snapshot, opts Options) error {
 			return fmt.Errorf("read the Kubernetes server version: %w; leave Options.ServerVersion nil to take the oldest kubelet's version", err)
 		}
 		s.Cluster.KubernetesVersion, s.Cluster.KubernetesVersionSource = v, "server"
+		return nil
+	}
+	if b.kubectlVersionAt != "" {
+		s.Cluster.KubernetesVersion, s.Cluster.KubernetesVersionSource = b.kubectlVersion, kubectlVersionSource
 		return nil
 	}
 	for _, k := range b.kubelets {
@@ -220,8 +227,24 @@ func containsVersion(list []mesh.Version, v mesh.Version) bool {
 	return false
 }
 
-// gatewayAPI summarises the Gateway API CRDs: installed when the gateways CRD exists, the oldest
-// bundle version, and the channel (experimental when any CRD says so).
+// finishCRDs adds the CRDs whose objects were seen but which the input does not hold (users often
+// leave `kubectl get crd` out of a dump): installed, with their metadata unknown (mesh.CRD.Inferred).
+func (b *builder) finishCRDs(crds []mesh.CRD) []mesh.CRD {
+	have := map[string]bool{}
+	for _, c := range crds {
+		have[c.Name] = true
+	}
+	for name, group := range b.customKinds {
+		if !have[name] {
+			crds = append(crds, mesh.CRD{Name: name, Group: group, Inferred: true})
+		}
+	}
+	return crds
+}
+
+// gatewayAPI summarises the Gateway API CRDs: installed when the gateways CRD exists (seen or
+// inferred from Gateway objects), the oldest bundle version, and the channel (experimental when any
+// CRD says so).
 func gatewayAPI(crds []mesh.CRD) mesh.GatewayAPI {
 	var g mesh.GatewayAPI
 	var oldest mesh.Version

@@ -44,6 +44,9 @@ type kind struct {
 	listOpts []client.ListOption
 	// maxPage caps the page size (0: no cap).
 	maxPage int64
+	// perRelease kinds are not listed cluster-wide: Live lists them after every other kind, only in
+	// the namespaces of Istio's Helm releases and only for those releases (listHelmRecords).
+	perRelease bool
 	// add hands one object to the builder.
 	add func(b *builder, o runtime.Object) error
 }
@@ -130,9 +133,11 @@ var kinds = []kind{
 	{plural: "poddisruptionbudgets", group: "policy", kind: "PodDisruptionBudget", versions: []string{"v1"},
 		newList: func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} },
 		add:     typedAdd((*builder).addPodDisruptionBudget)},
-	{plural: "secrets", kind: "Secret", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.SecretList{} },
+	// Helm's release records: untyped, so that nothing of a record is decoded before the builder
+	// knows it belongs to one of Istio's releases.
+	{plural: "secrets", kind: "Secret", versions: []string{"v1"}, form: untyped, perRelease: true,
 		listOpts: []client.ListOption{client.MatchingLabels{helmOwnerLabel: "helm"}}, maxPage: secretPageSize,
-		add: typedAddErr((*builder).addSecret)},
+		add: helmRecordAdd},
 	{plural: "customresourcedefinitions", group: "apiextensions.k8s.io", kind: "CustomResourceDefinition", versions: []string{"v1"}, form: metadataOnly,
 		add: typedAdd((*builder).addCRD)},
 	{plural: "authorizationpolicies", group: "security.istio.io", kind: "AuthorizationPolicy", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
@@ -170,6 +175,16 @@ func kindFor(gvk schema.GroupVersionKind) *kind {
 		}
 		return nil
 	}
+	return nil
+}
+
+// helmRecordAdd hands a Secret to the builder, which keeps it only if Helm owns it.
+func helmRecordAdd(b *builder, o runtime.Object) error {
+	u, err := as[*unstructured.Unstructured](o)
+	if err != nil {
+		return err
+	}
+	b.addHelmRecord(u, "")
 	return nil
 }
 

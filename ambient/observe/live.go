@@ -23,6 +23,14 @@ import (
 // not served by the cluster are recorded in Observation.Skipped. Observation.Requests counts the API
 // requests made. The ConfigMap list uses the field selector metadata.name=istio-cni-config: a
 // cache-backed reader needs an index for that field.
+//
+// Secrets are never listed cluster-wide. Once every other kind is read, the Helm releases that
+// Istio's objects belong to are known (meta.helm.sh/release-name and -namespace, else the
+// app.kubernetes.io/instance label); then, per namespace holding such releases, one LIST with the
+// label selector owner=helm,name in (<releases>) reads their records (Helm's storage Secrets) and
+// nothing else. The observer needs list on Secrets in those namespaces only. Give it an uncached
+// reader (client.New, or a manager's GetAPIReader): a cache-backed one would start a cluster-wide
+// informer for every kind it lists, Secrets included.
 func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, error) {
 	if r == nil {
 		return nil, errors.New("observe.Live: the client.Reader is nil; pass a controller-runtime client (client.New) or a manager's API reader")
@@ -30,15 +38,28 @@ func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, e
 	b := newBuilder()
 	var skipped []string
 	requests := 0
+	var records []*kind
 	for i := range kinds {
 		k := &kinds[i]
-		n, notServed, err := listKind(ctx, r, b, k, opts.pageSize())
+		if k.perRelease {
+			records = append(records, k)
+			continue
+		}
+		n, notServed, err := listKind(ctx, r, b, k, opts.pageSize(), clusterWide)
 		requests += n
 		if err != nil {
 			return nil, err
 		}
 		if notServed {
 			skipped = append(skipped, k.label())
+		}
+	}
+	// Second phase: the builder knows Istio's releases only now.
+	for _, k := range records {
+		n, err := listHelmRecords(ctx, r, b, k, opts.pageSize())
+		requests += n
+		if err != nil {
+			return nil, err
 		}
 	}
 	if opts.ServerVersion != nil {
@@ -60,10 +81,56 @@ func notServed(err error) bool {
 		strings.Contains(err.Error(), "the server could not find the requested resource")
 }
 
+// listScope is where a LIST looks: cluster-wide with the kind's own list options, or one namespace
+// with options of its own.
+type listScope struct {
+	namespace string
+	opts      []client.ListOption
+	// why says what the LIST is for, in errors about access.
+	why string
+}
+
+var clusterWide = listScope{}
+
+func (s listScope) where() string {
+	if s.namespace == "" {
+		return "cluster-wide"
+	}
+	return "in namespace " + s.namespace
+}
+
+func (s listScope) access() string {
+	if s.namespace == "" {
+		return "in all namespaces"
+	}
+	return "in namespace " + s.namespace
+}
+
+// listHelmRecords lists the Helm release records of Istio's releases: one paged LIST per namespace
+// holding such releases, selecting owner=helm,name in (<the releases there>).
+func listHelmRecords(ctx context.Context, r client.Reader, b *builder, k *kind, pageSize int64) (requests int, err error) {
+	namespaces, names := b.releaseNamespaces()
+	for _, ns := range namespaces {
+		sel, err := releaseSelector(names[ns])
+		if err != nil { // cannot happen: noteRelease keeps only valid label values
+			return requests, fmt.Errorf("list %s in namespace %s: %w", k.plural, ns, err)
+		}
+		scope := listScope{namespace: ns,
+			opts: []client.ListOption{client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}},
+			why:  "to read Helm's records of the Istio releases " + strings.Join(names[ns], ", ")}
+		n, _, err := listKind(ctx, r, b, k, pageSize, scope)
+		requests += n
+		if err != nil {
+			return requests, err
+		}
+	}
+	return requests, nil
+}
+
 // listKind lists one kind in pages and hands every item to the builder. It tries the kind's versions
 // in order while the server does not serve them. It returns the number of requests made and whether
 // no version is served (only for optional kinds; for required ones that is an error).
-func listKind(ctx context.Context, r client.Reader, b *builder, k *kind, pageSize int64) (requests int, skipped bool, err error) {
+func listKind(ctx context.Context, r client.Reader, b *builder, k *kind, pageSize int64, scope listScope) (requests int, skipped bool, err error) {
 	if k.maxPage > 0 && pageSize > k.maxPage {
 		pageSize = k.maxPage
 	}
@@ -75,7 +142,12 @@ func listKind(ctx context.Context, r client.Reader, b *builder, k *kind, pageSiz
 				return requests, false, fmt.Errorf("list %s: %w", k.plural, err)
 			}
 			list := newList(k, gvk)
-			opts := append([]client.ListOption{client.Limit(pageSize)}, k.listOpts...)
+			opts := []client.ListOption{client.Limit(pageSize)}
+			if scope.namespace == "" {
+				opts = append(opts, k.listOpts...)
+			} else {
+				opts = append(opts, scope.opts...)
+			}
 			if cont != "" {
 				opts = append(opts, client.Continue(cont))
 			}
@@ -89,15 +161,19 @@ func listKind(ctx context.Context, r client.Reader, b *builder, k *kind, pageSiz
 						return requests, true, nil
 					}
 				}
-				return requests, false, fmt.Errorf("list %s (%s) cluster-wide: %w; the observer needs get/list on %s in all namespaces (check RBAC and that the API server serves %s)",
-					k.plural, gvk.GroupVersion(), err, k.plural, gvk.GroupVersion())
+				why := ""
+				if scope.why != "" {
+					why = " " + scope.why
+				}
+				return requests, false, fmt.Errorf("list %s (%s) %s: %w; the observer needs get/list on %s %s%s (check RBAC and that the API server serves %s)",
+					k.plural, gvk.GroupVersion(), scope.where(), err, k.plural, scope.access(), why, gvk.GroupVersion())
 			}
 			items, err := meta.ExtractList(list)
 			if err != nil {
 				return requests, false, fmt.Errorf("list %s: read the items: %w", k.plural, err)
 			}
 			for _, o := range items {
-				if err := k.add(b, o); err != nil {
+				if err := b.addObject(k, o); err != nil {
 					return requests, false, fmt.Errorf("list %s: %w", k.plural, err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,16 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Group: "karpenter.sh", Version: "v1", Kind: "NodePoolList"},
 }
 
+// expectedRecordLists are the Secret LISTs a live observation of the demo makes: one per namespace
+// holding Istio releases, selecting only those releases' records. "istiod" is the
+// app.kubernetes.io/instance label of the demo's tag objects, which helm template rendered.
+var expectedRecordLists = map[string]string{
+	"istio-ingress": "name in (istio-ingress),owner=helm",
+	"istio-system":  "name in (istio-base,istio-cni,istiod,istiod-1-30-3,ztunnel),owner=helm",
+}
+
+var secretList = schema.GroupVersionKind{Version: "v1", Kind: "SecretList"}
+
 func TestLiveListsEveryKindOnceInPages(t *testing.T) {
 	for _, pageSize := range []int64{3, 7, 500} {
 		t.Run("pages of "+strconv.FormatInt(pageSize, 10), func(t *testing.T) {
@@ -137,46 +148,67 @@ func TestLiveListsEveryKindOnceInPages(t *testing.T) {
 			if s.Observation.Requests != len(calls) {
 				t.Errorf("Observation.Requests = %d, but the cluster served %d requests", s.Observation.Requests, len(calls))
 			}
-			firsts := map[schema.GroupVersionKind]int{}
-			pages := map[schema.GroupVersionKind]int{}
-			totals := map[schema.GroupVersionKind]int{}
+			// A list is a kind in a namespace ("" cluster-wide).
+			type list struct {
+				gvk       schema.GroupVersionKind
+				namespace string
+			}
+			firsts := map[list]int{}
+			pages := map[list]int{}
+			totals := map[list]int{}
+			gotRecordLists := map[string]string{}
 			for _, c := range calls {
-				if c.namespace != "" {
-					t.Errorf("%s was listed in namespace %q; every kind must be listed cluster-wide", c.gvk.Kind, c.namespace)
+				l := list{c.gvk, c.namespace}
+				switch {
+				case c.gvk == secretList && c.namespace == "":
+					t.Errorf("Secrets were listed cluster-wide (selector %q); only the records of Istio's releases may be listed", c.labels)
+				case c.gvk == secretList:
+					gotRecordLists[c.namespace] = c.labels
+				case c.namespace != "":
+					t.Errorf("%s was listed in namespace %q; every kind but Secrets must be listed cluster-wide", c.gvk.Kind, c.namespace)
 				}
 				if !c.continued {
-					firsts[c.gvk]++
+					firsts[l]++
 				}
-				pages[c.gvk]++
-				totals[c.gvk] = c.total
+				pages[l]++
+				totals[l] = c.total
 			}
 			var listed []string
-			for gvk := range firsts {
-				listed = append(listed, gvk.String())
+			for l := range firsts {
+				if l.namespace == "" || l.gvk == secretList {
+					listed = append(listed, l.gvk.String())
+				}
 			}
+			listed = slices.Compact(slices.Sorted(slices.Values(listed)))
 			var want []string
 			for _, gvk := range expectedKinds {
 				want = append(want, gvk.String())
 			}
-			sort.Strings(listed)
 			sort.Strings(want)
 			if d := cmp.Diff(want, listed); d != "" {
 				t.Errorf("kinds listed (-want +got):\n%s", d)
 			}
-			for gvk, n := range firsts {
+			if d := cmp.Diff(expectedRecordLists, gotRecordLists); d != "" {
+				t.Errorf("Secret LISTs by namespace and label selector (-want +got):\n%s", d)
+			}
+			for l, n := range firsts {
 				if n != 1 {
-					t.Errorf("%s listed %d times from the start; want once", gvk.Kind, n)
+					t.Errorf("%s in %q listed %d times from the start; want once", l.gvk.Kind, l.namespace, n)
 				}
-				wantPages := (totals[gvk] + int(pageSize) - 1) / int(pageSize)
+				wantPages := (totals[l] + int(pageSize) - 1) / int(pageSize)
 				if wantPages == 0 {
 					wantPages = 1
 				}
-				if pages[gvk] != wantPages {
-					t.Errorf("%s: %d requests for %d objects in pages of %d; want %d", gvk.Kind, pages[gvk], totals[gvk], pageSize, wantPages)
+				if pages[l] != wantPages {
+					t.Errorf("%s in %q: %d requests for %d objects in pages of %d; want %d", l.gvk.Kind, l.namespace, pages[l], totals[l], pageSize, wantPages)
 				}
 			}
-			if pageSize == 3 && pages[schema.GroupVersionKind{Version: "v1", Kind: "PodList"}] < 10 {
-				t.Errorf("pods were not paged: %d requests", pages[schema.GroupVersionKind{Version: "v1", Kind: "PodList"}])
+			if pageSize == 3 && pages[list{gvk: schema.GroupVersionKind{Version: "v1", Kind: "PodList"}}] < 10 {
+				t.Errorf("pods were not paged: %d requests", pages[list{gvk: schema.GroupVersionKind{Version: "v1", Kind: "PodList"}}])
+			}
+			// 20 kinds, one page each at 500, plus a second namespace of release records.
+			if pageSize == 500 && s.Observation.Requests != len(expectedKinds)+1 {
+				t.Errorf("Observation.Requests = %d, want %d", s.Observation.Requests, len(expectedKinds)+1)
 			}
 		})
 	}

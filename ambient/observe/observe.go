@@ -30,7 +30,9 @@ type Options struct {
 	// release Secrets are listed in pages of at most 50 whatever it says, because each can be large.
 	PageSize int64
 	// ServerVersion, when set, gives the Kubernetes version (Cluster.KubernetesVersionSource
-	// "server"). When nil the version is the oldest kubelet among the nodes ("nodes").
+	// "server"). When nil, offline input's `kubectl version -o yaml` (or -o json) output gives the
+	// server version ("kubectl-version"), and without it the version is the oldest kubelet among
+	// the nodes ("nodes").
 	ServerVersion VersionGetter
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -32,12 +33,14 @@ var scheme = Scheme()
 // the stream in errors and in Observation.Source ("offline:<name>").
 //
 // The stream may hold several documents separated by "---", `kind: List` documents and typed lists
-// (PodList, ...). Objects of kinds the observer does not read are counted in Observation.Ignored.
+// (PodList, ...), and the output of `kubectl version -o yaml` (or -o json), whose serverVersion gives
+// the Kubernetes version (see Options.ServerVersion); such output without serverVersion is an error.
+// Objects of kinds the observer does not read are counted in Observation.Ignored.
 // Malformed YAML, a document that is not a Kubernetes object, or a field of the wrong type is an error
 // wrapping ErrInvalidInput that names the stream and the document.
 func YAML(ctx context.Context, name string, r io.Reader, opts Options) (*mesh.Snapshot, error) {
 	o := newOffline()
-	if err := readStream(ctx, name, r, o.add); err != nil {
+	if err := readStream(ctx, name, r, o.visitor()); err != nil {
 		return nil, err
 	}
 	return o.finish("offline:"+name, opts)
@@ -59,7 +62,7 @@ func Dir(ctx context.Context, path string, opts Options) (*mesh.Snapshot, error)
 		return YAML(ctx, path, f, opts)
 	}
 	o := newOffline()
-	if err := readFS(ctx, os.DirFS(path), path, o.add); err != nil {
+	if err := readFS(ctx, os.DirFS(path), path, o.visitor()); err != nil {
 		return nil, err
 	}
 	return o.finish("offline:"+path, opts)
@@ -69,7 +72,7 @@ func Dir(ctx context.Context, path string, opts Options) (*mesh.Snapshot, error)
 // name labels fsys in errors and in Observation.Source ("offline:<name>").
 func FS(ctx context.Context, name string, fsys fs.FS, opts Options) (*mesh.Snapshot, error) {
 	o := newOffline()
-	if err := readFS(ctx, fsys, name, o.add); err != nil {
+	if err := readFS(ctx, fsys, name, o.visitor()); err != nil {
 		return nil, err
 	}
 	return o.finish("offline:"+name, opts)
@@ -79,28 +82,28 @@ func FS(ctx context.Context, name string, fsys fs.FS, opts Options) (*mesh.Snaps
 // kinds Scheme knows, *unstructured.Unstructured for others. The objects can seed a fake client.
 func Decode(name string, r io.Reader) ([]client.Object, error) {
 	var out []client.Object
-	err := readStream(context.Background(), name, r, func(u *unstructured.Unstructured, where string) error {
+	err := readStream(context.Background(), name, r, visitor{object: func(u *unstructured.Unstructured, where string) error {
 		o, err := decodeObject(u, where)
 		if err != nil {
 			return err
 		}
 		out = append(out, o)
 		return nil
-	})
+	}})
 	return out, err
 }
 
 // DecodeFS is Decode over every *.yaml, *.yml and *.json file of fsys, in lexical order.
 func DecodeFS(fsys fs.FS) ([]client.Object, error) {
 	var out []client.Object
-	err := readFS(context.Background(), fsys, "", func(u *unstructured.Unstructured, where string) error {
+	err := readFS(context.Background(), fsys, "", visitor{object: func(u *unstructured.Unstructured, where string) error {
 		o, err := decodeObject(u, where)
 		if err != nil {
 			return err
 		}
 		out = append(out, o)
 		return nil
-	})
+	}})
 	return out, err
 }
 
@@ -131,6 +134,8 @@ type offline struct {
 
 func newOffline() *offline { return &offline{b: newBuilder(), ignored: map[string]int{}} }
 
+func (o *offline) visitor() visitor { return visitor{object: o.add, version: o.b.addKubectlVersion} }
+
 func (o *offline) add(u *unstructured.Unstructured, where string) error {
 	gvk := u.GroupVersionKind()
 	k := kindFor(gvk)
@@ -159,7 +164,11 @@ func (o *offline) add(u *unstructured.Unstructured, where string) error {
 		}
 		obj = t
 	}
-	if err := k.add(o.b, obj); err != nil {
+	if k.perRelease {
+		o.b.addHelmRecord(u, where) // kept whole and undecoded until the release keys are known
+		return nil
+	}
+	if err := o.b.addObject(k, obj); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
@@ -207,7 +216,7 @@ func isInputFile(name string) bool {
 }
 
 // readFS walks fsys in lexical order and reads every input file. label prefixes file names in errors.
-func readFS(ctx context.Context, fsys fs.FS, label string, visit func(*unstructured.Unstructured, string) error) error {
+func readFS(ctx context.Context, fsys fs.FS, label string, visit visitor) error {
 	files := 0
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -236,8 +245,17 @@ func readFS(ctx context.Context, fsys fs.FS, label string, visit func(*unstructu
 	return nil
 }
 
+// visitor receives what readStream finds. object gets every Kubernetes object (lists expanded);
+// version, when set, gets the serverVersion of `kubectl version -o yaml|json` output (documents
+// without apiVersion and kind whose keys are clientVersion, serverVersion, kustomizeVersion). When
+// version is nil such documents are skipped: they are not objects.
+type visitor struct {
+	object  func(u *unstructured.Unstructured, where string) error
+	version func(server *version.Info, where string) error
+}
+
 // readStream splits a stream into documents and hands every object to visit, expanding lists.
-func readStream(ctx context.Context, name string, r io.Reader, visit func(*unstructured.Unstructured, string) error) error {
+func readStream(ctx context.Context, name string, r io.Reader, visit visitor) error {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for index := 1; ; {
 		if err := ctx.Err(); err != nil {
@@ -270,7 +288,20 @@ func readStream(ctx context.Context, name string, r io.Reader, visit func(*unstr
 		if !ok {
 			return fmt.Errorf("%w: %s: not a Kubernetes object: want a mapping with apiVersion and kind, found a %s", ErrInvalidInput, where, describe(v))
 		}
-		if err := visitObject(m, where, "", visit); err != nil {
+		if isKubectlVersion(m) {
+			if visit.version == nil {
+				continue
+			}
+			info, err := serverVersionOf(m, where)
+			if err != nil {
+				return err
+			}
+			if err := visit.version(info, where); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := visitObject(m, where, "", visit.object); err != nil {
 			return err
 		}
 	}

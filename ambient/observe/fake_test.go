@@ -21,6 +21,7 @@ import (
 // listCall records one List request the fake cluster served.
 type listCall struct {
 	gvk       schema.GroupVersionKind
+	selector  string // label and field selectors, "" when none
 	namespace string
 	continued bool
 	items     int // items in this page
@@ -61,6 +62,12 @@ func (fc *fakeCluster) list(fail failFunc) func(ctx context.Context, c client.Wi
 			return err
 		}
 		call := listCall{gvk: gvk, namespace: lo.Namespace, continued: lo.Continue != ""}
+		if lo.LabelSelector != nil {
+			call.selector = lo.LabelSelector.String()
+		}
+		if lo.FieldSelector != nil {
+			call.selector += ";" + lo.FieldSelector.String()
+		}
 		if fail != nil {
 			if err := fail(gvk); err != nil {
 				fc.record(call)

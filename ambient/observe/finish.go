@@ -30,6 +30,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	b.finishWorkloads(s)
 	b.finishNamespaces(s)
 	b.finishGateways(s)
+	b.mig.finish(s)
 	for _, h := range b.helm {
 		s.HelmReleases = append(s.HelmReleases, h)
 	}

@@ -101,7 +101,8 @@ func TestEverySourceGivesTheSameSnapshot(t *testing.T) {
 	}
 }
 
-// expectedKinds are the kinds a live observation lists, each exactly once (in pages).
+// expectedKinds are the kinds a live observation lists, each exactly once per selector (in pages).
+// ConfigMaps are listed twice: istio-cni-config by name, and Grafana dashboards by label.
 var expectedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "NamespaceList"},
 	{Version: "v1", Kind: "NodeList"},
@@ -123,6 +124,15 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Group: "networking.istio.io", Version: "v1", Kind: "DestinationRuleList"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayList"},
 	{Group: "karpenter.sh", Version: "v1", Kind: "NodePoolList"},
+	{Version: "v1", Kind: "ConfigMapList"},
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRuleList"},
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitorList"},
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitorList"},
+	{Group: "grafana.integreatly.org", Version: "v1beta1", Kind: "GrafanaDashboardList"},
+	{Group: "argoproj.io", Version: "v1alpha1", Kind: "AnalysisTemplateList"},
+	{Group: "argoproj.io", Version: "v1alpha1", Kind: "ClusterAnalysisTemplateList"},
+	{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObjectList"},
+	{Group: "flagger.app", Version: "v1beta1", Kind: "MetricTemplateList"},
 }
 
 func TestLiveListsEveryKindOnceInPages(t *testing.T) {
@@ -137,22 +147,27 @@ func TestLiveListsEveryKindOnceInPages(t *testing.T) {
 			if s.Observation.Requests != len(calls) {
 				t.Errorf("Observation.Requests = %d, but the cluster served %d requests", s.Observation.Requests, len(calls))
 			}
-			firsts := map[schema.GroupVersionKind]int{}
-			pages := map[schema.GroupVersionKind]int{}
-			totals := map[schema.GroupVersionKind]int{}
+			type query struct {
+				gvk      schema.GroupVersionKind
+				selector string
+			}
+			firsts := map[query]int{}
+			pages := map[query]int{}
+			totals := map[query]int{}
 			for _, c := range calls {
 				if c.namespace != "" {
 					t.Errorf("%s was listed in namespace %q; every kind must be listed cluster-wide", c.gvk.Kind, c.namespace)
 				}
+				q := query{c.gvk, c.selector}
 				if !c.continued {
-					firsts[c.gvk]++
+					firsts[q]++
 				}
-				pages[c.gvk]++
-				totals[c.gvk] = c.total
+				pages[q]++
+				totals[q] = c.total
 			}
 			var listed []string
-			for gvk := range firsts {
-				listed = append(listed, gvk.String())
+			for q := range firsts {
+				listed = append(listed, q.gvk.String())
 			}
 			var want []string
 			for _, gvk := range expectedKinds {
@@ -163,20 +178,20 @@ func TestLiveListsEveryKindOnceInPages(t *testing.T) {
 			if d := cmp.Diff(want, listed); d != "" {
 				t.Errorf("kinds listed (-want +got):\n%s", d)
 			}
-			for gvk, n := range firsts {
+			for q, n := range firsts {
 				if n != 1 {
-					t.Errorf("%s listed %d times from the start; want once", gvk.Kind, n)
+					t.Errorf("%s (selector %q) listed %d times from the start; want once", q.gvk.Kind, q.selector, n)
 				}
-				wantPages := (totals[gvk] + int(pageSize) - 1) / int(pageSize)
+				wantPages := (totals[q] + int(pageSize) - 1) / int(pageSize)
 				if wantPages == 0 {
 					wantPages = 1
 				}
-				if pages[gvk] != wantPages {
-					t.Errorf("%s: %d requests for %d objects in pages of %d; want %d", gvk.Kind, pages[gvk], totals[gvk], pageSize, wantPages)
+				if pages[q] != wantPages {
+					t.Errorf("%s: %d requests for %d objects in pages of %d; want %d", q.gvk.Kind, pages[q], totals[q], pageSize, wantPages)
 				}
 			}
-			if pageSize == 3 && pages[schema.GroupVersionKind{Version: "v1", Kind: "PodList"}] < 10 {
-				t.Errorf("pods were not paged: %d requests", pages[schema.GroupVersionKind{Version: "v1", Kind: "PodList"}])
+			if podPages := pages[query{gvk: schema.GroupVersionKind{Version: "v1", Kind: "PodList"}}]; pageSize == 3 && podPages < 10 {
+				t.Errorf("pods were not paged: %d requests", podPages)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -52,26 +53,29 @@ func DecodePolicy(p mesh.Policy) (proto.Message, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrPolicyInvalid, p.Ref(), err)
 	}
 	if err := strict.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v; fix the field (kubectl edit %s) so that istiod and this plan read the same rules",
-			ErrPolicyInvalid, p.Ref(), err, kubectlName(p))
+		return nil, &decodeError{policy: p, err: err}
 	}
 	return m, nil
 }
 
-func kubectlName(p mesh.Policy) string {
-	return fmt.Sprintf("%s %s -n %s", lowerKind(p.Kind), p.Name, p.Namespace)
+// decodeError wraps ErrPolicyInvalid and the protojson error. Its text is made stable: protojson
+// randomly puts a no-break space in its messages to stop callers from matching them, and plan output
+// must not change from one run to the next.
+type decodeError struct {
+	policy mesh.Policy
+	err    error
 }
 
-func lowerKind(kind string) string {
-	out := make([]byte, 0, len(kind))
-	for i := 0; i < len(kind); i++ {
-		c := kind[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		out = append(out, c)
-	}
-	return string(out)
+func (e *decodeError) Error() string {
+	msg := strings.ReplaceAll(e.err.Error(), "\u00a0", " ")
+	return fmt.Sprintf("%v: %s: %s; fix the field (kubectl edit %s) so that istiod and this plan read the same rules",
+		ErrPolicyInvalid, e.policy.Ref(), msg, kubectlName(e.policy))
+}
+
+func (e *decodeError) Unwrap() []error { return []error{ErrPolicyInvalid, e.err} }
+
+func kubectlName(p mesh.Policy) string {
+	return fmt.Sprintf("%s %s -n %s", strings.ToLower(p.Kind), p.Name, p.Namespace)
 }
 
 // toMap marshals a typed message to JSON data (map[string]any), the form a plan step applies.

@@ -66,12 +66,14 @@ type decodeError struct {
 	err    error
 }
 
+// Error names the policy, the field and the fix.
 func (e *decodeError) Error() string {
 	msg := strings.ReplaceAll(e.err.Error(), "\u00a0", " ")
 	return fmt.Sprintf("%v: %s: %s; fix the field (kubectl edit %s) so that istiod and this plan read the same rules",
 		ErrPolicyInvalid, e.policy.Ref(), msg, kubectlName(e.policy))
 }
 
+// Unwrap gives ErrPolicyInvalid and the protojson error.
 func (e *decodeError) Unwrap() []error { return []error{ErrPolicyInvalid, e.err} }
 
 func kubectlName(p mesh.Policy) string {

@@ -300,6 +300,7 @@ type matcher struct {
 	name, op, value string
 }
 
+// String prints the matcher as PromQL writes it.
 func (m matcher) String() string { return fmt.Sprintf("%s%s%q", m.name, m.op, m.value) }
 
 // accepts reports whether the matcher lets a label value through (regexps are anchored, as in

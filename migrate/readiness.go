@@ -167,6 +167,23 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	}
 
 	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
+	for _, v := range routes {
+		if v.Route.Kind != "DestinationRule" || !v.TrafficPolicy {
+			continue
+		}
+		var bare []string
+		for _, sw := range r.Waypoint.Services {
+			if sw.Waypoint == "" && containsRef(v.Services, sw.Service) {
+				bare = append(bare, sw.Service.Name)
+			}
+		}
+		if len(bare) > 0 {
+			add(plan.Finding{Code: plan.CodeDestinationRuleNeedsWaypoint, Severity: plan.Waivable, Object: v.Route,
+				Message: fmt.Sprintf("%s sets a traffic policy for Service %s, which will have no waypoint; ztunnel does not apply DestinationRules, so its load balancing, connection pool and outlier detection stop for ambient clients",
+					v.Route, strings.Join(bare, ", ")),
+				Remedy: "give the Service a waypoint (istio.io/use-waypoint) so the DestinationRule keeps applying, or accept plain L4 load balancing"})
+		}
+	}
 	tl := lintTelemetry(s, namespace, wv)
 	for _, f := range tl.Findings {
 		add(f)
@@ -352,6 +369,15 @@ func routeFindings(v RouteVerdict) []plan.Finding {
 			Remedy:  "decide by hand how to replace these fields (or keep them for sidecar clients) before migrating"})
 	}
 	return out
+}
+
+func containsRef(refs []mesh.ObjectRef, r mesh.ObjectRef) bool {
+	for _, x := range refs {
+		if x == r {
+			return true
+		}
+	}
+	return false
 }
 
 func refNames(refs []mesh.ObjectRef) string {

@@ -366,3 +366,64 @@ func TestWaivingAWaivableCodeMakesTheNamespaceReady(t *testing.T) {
 		t.Errorf("not ready: %v", plan.Stopping(r.Findings))
 	}
 }
+
+func TestWaypointPrecedence(t *testing.T) {
+	wp := func(ns, name, forTraffic string) mesh.Gateway {
+		return mesh.Gateway{Kind: mesh.GatewayKindAPI, Namespace: ns, Name: name, Class: "istio-waypoint", Waypoint: true, WaypointFor: forTraffic, Pods: 1, ReadyPods: 1}
+	}
+	svc := func(name string, labels map[string]string) mesh.Service {
+		return mesh.Service{Namespace: "shop", Name: name, Labels: labels, Selector: map[string]string{"app": name}}
+	}
+	s := &mesh.Snapshot{
+		Namespaces: []mesh.Namespace{{Name: "shop", Labels: map[string]string{"istio-injection": "enabled", "istio.io/use-waypoint": "ns-wp"}, Pods: mesh.PodSummary{Sidecar: map[string]int{"default": 1}}}},
+		Gateways:   []mesh.Gateway{wp("shop", "ns-wp", ""), wp("shop", "svc-wp", "service"), wp("shop", "wl-only", "workload"), wp("shared", "central", "all")},
+		Services: []mesh.Service{
+			svc("a", nil),
+			svc("b", map[string]string{"istio.io/use-waypoint": "svc-wp"}),
+			svc("c", map[string]string{"istio.io/use-waypoint": "none"}),
+			svc("d", map[string]string{"istio.io/use-waypoint": "wl-only"}),
+			svc("e", map[string]string{"istio.io/use-waypoint": "central", "istio.io/use-waypoint-namespace": "shared"}),
+			svc("f", map[string]string{"istio.io/use-waypoint": "missing"}),
+		},
+	}
+	r, err := migrate.Readiness(s, "shop", migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "ignored-because-the-namespace-has-a-label"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]string{}
+	for _, sw := range r.Waypoint.Services {
+		got[sw.Service.Name] = [2]string{sw.Waypoint, sw.From}
+	}
+	want := map[string][2]string{
+		"a": {"shop/ns-wp", migrate.FromNamespace},
+		"b": {"shop/svc-wp", migrate.FromService},
+		"c": {"", migrate.FromOptOut},
+		"d": {"", migrate.FromService}, // a workload-only waypoint takes no Service traffic
+		"e": {"shared/central", migrate.FromService},
+		"f": {"shop/missing", migrate.FromService},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("waypoints (-want +got):\n%s", d)
+	}
+	if !hasCode(r.Findings, plan.CodeWaypointNotReady) {
+		t.Errorf("a Service naming a waypoint that does not exist gives no %s: %v", plan.CodeWaypointNotReady, plan.Codes(r.Findings))
+	}
+}
+
+func TestADestinationRuleOnAServiceWithoutWaypointStopsApplying(t *testing.T) {
+	s := observeFiles(t, "testdata/readiness/ledger.yaml")
+	s.Policies = append(s.Policies, mesh.Policy{Kind: "DestinationRule", Namespace: "ledger", Name: "ledger-api",
+		Spec: map[string]any{"host": "ledger-api", "trafficPolicy": map[string]any{"outlierDetection": map[string]any{"consecutive5xxErrors": float64(5)}}}})
+	r, err := migrate.Readiness(s, "ledger", migrate.ReadinessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []plan.Code{plan.CodeDestinationRuleNeedsWaypoint, plan.CodeWaypointMissing} {
+		if !hasCode(r.Findings, c) {
+			t.Errorf("no %s: %v", c, plan.Codes(r.Findings))
+		}
+	}
+	if !r.Waypoint.Needed {
+		t.Error("a traffic policy needs a waypoint")
+	}
+}

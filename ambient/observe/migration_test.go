@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
@@ -228,5 +229,25 @@ func TestMigrationInputGivesTheSameSnapshotLiveAndOffline(t *testing.T) {
 	}
 	if d := cmp.Diff(live, back, cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("snapshot does not survive encoding (-live +decoded):\n%s", d)
+	}
+}
+
+func TestTelemetryKindsThatAreNotServedAreSkipped(t *testing.T) {
+	optional := map[string]bool{"monitoring.coreos.com": true, "grafana.integreatly.org": true, "argoproj.io": true, "keda.sh": true, "flagger.app": true}
+	fail := func(gvk schema.GroupVersionKind) error {
+		if optional[gvk.Group] {
+			return noMatch(gvk.Group)
+		}
+		return nil
+	}
+	s, err := observe.Live(context.Background(), newFakeCluster(t, demoObjects(t), fail), observe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"argoproj.io/AnalysisTemplate", "argoproj.io/ClusterAnalysisTemplate", "flagger.app/MetricTemplate",
+		"grafana.integreatly.org/GrafanaDashboard", "keda.sh/ScaledObject", "monitoring.coreos.com/PodMonitor",
+		"monitoring.coreos.com/PrometheusRule", "monitoring.coreos.com/ServiceMonitor"}
+	if d := cmp.Diff(want, s.Observation.Skipped); d != "" {
+		t.Errorf("skipped (-want +got):\n%s", d)
 	}
 }

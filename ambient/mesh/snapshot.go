@@ -49,6 +49,14 @@ type Snapshot struct {
 	CRDs []CRD `json:"crds,omitempty"`
 	// GatewayAPI summarises the installed Gateway API CRD bundle.
 	GatewayAPI GatewayAPI `json:"gatewayAPI,omitzero"`
+	// Services are the Kubernetes Services of namespaces in the mesh, cut down to what waypoint and
+	// route planning read (see Service).
+	Services []Service `json:"services,omitempty"`
+	// TelemetryQueries are the PromQL queries held in the cluster: alert and recording rules,
+	// dashboards, analysis templates, autoscaler triggers and metric templates.
+	TelemetryQueries []TelemetryQuery `json:"telemetryQueries,omitempty"`
+	// ScrapeTargets are the endpoints of PodMonitors and ServiceMonitors.
+	ScrapeTargets []ScrapeTarget `json:"scrapeTargets,omitempty"`
 
 	// Observation says how the snapshot was taken. It is not part of the mesh state: it is left out of
 	// the fingerprint and of equality between sources.
@@ -520,6 +528,30 @@ type Policy struct {
 	PortModes []string `json:"portModes,omitempty"`
 	// Hosts of a VirtualService or DestinationRule.
 	Hosts []string `json:"hosts,omitempty"`
+
+	// APIVersion the object was read in ("security.istio.io/v1").
+	APIVersion string `json:"apiVersion,omitempty"`
+	// Generation is metadata.generation, to tell whether Conditions describe the current spec.
+	Generation int64 `json:"generation,omitempty"`
+	// Annotations keeps only the annotations planners read (istio.io/dry-run).
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Spec is the object's spec as observed, in JSON form (numbers are float64). The summary fields
+	// above are read from it loosely; planners that act on a policy decode it strictly
+	// (migrate.DecodePolicy), so that a misspelt field is an error rather than a dropped rule.
+	Spec map[string]any `json:"spec,omitempty"`
+	// Conditions are the status conditions istiod wrote (ZtunnelAccepted, WaypointAccepted), sorted
+	// by type.
+	Conditions []PolicyCondition `json:"conditions,omitempty"`
+}
+
+// Condition returns the condition of the given type, or nil.
+func (p Policy) Condition(conditionType string) *PolicyCondition {
+	for i := range p.Conditions {
+		if p.Conditions[i].Type == conditionType {
+			return &p.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // Ref names the policy.

@@ -86,6 +86,8 @@ type builder struct {
 	workloads map[workloadKey]*workloadAgg
 	podNS     map[string]*namespaceAgg
 	nodePods  map[string][]mesh.NodePod // namespace/daemonset → pods
+
+	mig migrationParts // Services and telemetry for namespace migration (migration.go)
 }
 
 func newBuilder() *builder {

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,6 +82,14 @@ func DumpCommands(opts DumpOptions) []DumpCommand {
 	var all []string
 	var filtered, optional []DumpCommand
 	var records *kind
+	files := map[string]int{}
+	file := func(res string) string { // a kind listed twice (ConfigMaps) gets two files
+		files[res]++
+		if n := files[res]; n > 1 {
+			return fmt.Sprintf("%s.%d.yaml", res, n)
+		}
+		return res + ".yaml"
+	}
 	for i := range kinds {
 		k := &kinds[i]
 		res := k.resource()
@@ -90,10 +99,10 @@ func DumpCommands(opts DumpOptions) []DumpCommand {
 			records = k
 		case k.optional:
 			optional = append(optional, DumpCommand{Argv: argv(append([]string{"get", res, "-A"}, append(flags, "-o", "yaml")...)...),
-				File: res + ".yaml", Optional: true})
+				File: file(res), Optional: true})
 		case len(flags) > 0:
 			filtered = append(filtered, DumpCommand{Argv: argv(append([]string{"get", res, "-A"}, append(flags, "-o", "yaml")...)...),
-				File: res + ".yaml"})
+				File: file(res)})
 		default:
 			all = append(all, res)
 		}

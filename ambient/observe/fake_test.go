@@ -21,6 +21,7 @@ import (
 // listCall records one List request the fake cluster served.
 type listCall struct {
 	gvk       schema.GroupVersionKind
+	selector  string // label and field selectors, "" when none
 	namespace string
 	labels    string // the label selector, "" for none
 	continued bool
@@ -64,6 +65,10 @@ func (fc *fakeCluster) list(fail failFunc) func(ctx context.Context, c client.Wi
 		call := listCall{gvk: gvk, namespace: lo.Namespace, continued: lo.Continue != ""}
 		if lo.LabelSelector != nil {
 			call.labels = lo.LabelSelector.String()
+			call.selector = lo.LabelSelector.String()
+		}
+		if lo.FieldSelector != nil {
+			call.selector += ";" + lo.FieldSelector.String()
 		}
 		if fail != nil {
 			if err := fail(gvk); err != nil {

@@ -30,6 +30,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	b.finishWorkloads(s)
 	b.finishNamespaces(s)
 	b.finishGateways(s)
+	b.mig.finish(s)
 	releases, err := b.finishHelm()
 	if err != nil {
 		return nil, err

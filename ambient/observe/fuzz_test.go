@@ -18,6 +18,7 @@ func FuzzYAML(f *testing.F) {
 	f.Add([]byte(pods))
 	f.Add([]byte(policies))
 	f.Add([]byte(kubectlVersionYAML))
+	f.Add([]byte(migrationInput))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := observe.YAML(context.Background(), "fuzz.yaml", bytes.NewReader(data), observe.Options{})
 		if err != nil {

@@ -1,7 +1,8 @@
 package observe
 
 import (
-	"strings"
+	"encoding/json"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -24,12 +25,55 @@ func stringsOf(v any) []string {
 	return out
 }
 
-// AuthorizationPolicy fields that need an L7 proxy (istio-facts §8): operation fields other than
-// ports, and request principals of the source.
+// AuthorizationPolicy attributes ztunnel cannot evaluate: httpOperations, httpSources and every
+// `when` key outside l4WhenAttributes in istio/istio
+// pilot/pkg/serviceregistry/ambient/authorization.go@1.30.3 (unchanged on release-1.31 and master).
+// This loose summary feeds Policy.L7; migrate decodes the spec strictly and says rule by rule.
 var (
-	l7OperationFields = []string{"methods", "notMethods", "paths", "notPaths", "hosts", "notHosts"}
-	l7SourceFields    = []string{"requestPrincipals", "notRequestPrincipals"}
+	l7OperationFields = []string{"hosts", "notHosts", "methods", "notMethods", "paths", "notPaths"}
+	l7SourceFields    = []string{"remoteIpBlocks", "notRemoteIpBlocks", "requestPrincipals", "notRequestPrincipals"}
+	l4WhenKeys        = map[string]bool{"source.ip": true, "source.namespace": true, "source.principal": true, "destination.ip": true, "destination.port": true}
 )
+
+// annotationDryRun is the one policy annotation planners read.
+const annotationDryRun = "istio.io/dry-run"
+
+// jsonCopy returns v as plain JSON data (maps, slices, strings, float64, bools), so that the same
+// spec compares equal whether it came from a live cluster, a file or a decoded snapshot.
+func jsonCopy(v map[string]any) map[string]any {
+	if len(v) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil { // unstructured content is JSON data; this cannot happen
+		return nil
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// conditionsOf reads status.conditions loosely; entries without a type are left out.
+func conditionsOf(u *unstructured.Unstructured) []mesh.PolicyCondition {
+	var out []mesh.PolicyCondition
+	for _, c := range listOf(mapOf(u.Object["status"])["conditions"]) {
+		m := mapOf(c)
+		pc := mesh.PolicyCondition{Type: strOf(m["type"]), Status: strOf(m["status"]), Reason: strOf(m["reason"]), Message: strOf(m["message"])}
+		switch g := m["observedGeneration"].(type) {
+		case int64:
+			pc.ObservedGeneration = g
+		case float64:
+			pc.ObservedGeneration = int64(g)
+		}
+		if pc.Type != "" {
+			out = append(out, pc)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
 
 func (b *builder) addPolicy(kind string, u *unstructured.Unstructured) {
 	spec := mapOf(u.Object["spec"])
@@ -38,6 +82,13 @@ func (b *builder) addPolicy(kind string, u *unstructured.Unstructured) {
 		Namespace:     u.GetNamespace(),
 		Name:          u.GetName(),
 		RevisionLabel: u.GetLabels()[labelRev],
+		APIVersion:    u.GetAPIVersion(),
+		Generation:    u.GetGeneration(),
+		Spec:          jsonCopy(spec),
+		Conditions:    conditionsOf(u),
+	}
+	if v, ok := u.GetAnnotations()[annotationDryRun]; ok {
+		p.Annotations = map[string]string{annotationDryRun: v}
 	}
 	switch kind {
 	case "AuthorizationPolicy", "RequestAuthentication":
@@ -102,7 +153,7 @@ func authorizationL7(spec map[string]any) []string {
 			}
 		}
 		for _, w := range listOf(rule["when"]) {
-			if key := strOf(mapOf(w)["key"]); strings.HasPrefix(key, "request.") {
+			if key := strOf(mapOf(w)["key"]); key != "" && !l4WhenKeys[key] {
 				add(key)
 			}
 		}

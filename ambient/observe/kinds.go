@@ -121,9 +121,9 @@ var kinds = []kind{
 	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
 		listOpts: []client.ListOption{client.MatchingFields{"metadata.name": cniConfigMapName}},
 		add:      typedAdd((*builder).addConfigMap)},
+	// Every Service: tag Services for the upgrade, and the Services of mesh namespaces for migration.
 	{plural: "services", kind: "Service", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ServiceList{} },
-		listOpts: []client.ListOption{client.HasLabels{labelTag}},
-		add:      typedAdd((*builder).addService)},
+		add: typedAdd((*builder).addServiceEverywhere)},
 	{plural: "mutatingwebhookconfigurations", group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", versions: []string{"v1"},
 		newList: func() client.ObjectList { return &admissionregistrationv1.MutatingWebhookConfigurationList{} },
 		add:     typedAdd((*builder).addMutatingWebhookConfiguration)},
@@ -156,26 +156,72 @@ var kinds = []kind{
 	// is not); node pools themselves come from node labels.
 	{plural: "nodepools", group: "karpenter.sh", kind: "NodePool", versions: []string{"v1"}, form: untyped, optional: true,
 		add: func(*builder, runtime.Object) error { return nil }},
+	// Namespace migration: the observability configuration that a move to ambient can break.
+	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
+		listOpts: []client.ListOption{client.HasLabels{dashboardLabel}}, maxPage: dashboardPageSize,
+		add: typedAdd((*builder).addDashboardConfigMap)},
+	{plural: "prometheusrules", group: "monitoring.coreos.com", kind: "PrometheusRule", versions: []string{"v1"}, form: untyped, optional: true,
+		add: typedAdd((*builder).addPrometheusRule)},
+	{plural: "podmonitors", group: "monitoring.coreos.com", kind: "PodMonitor", versions: []string{"v1"}, form: untyped, optional: true,
+		add: untypedAdd("PodMonitor", (*builder).addMonitor)},
+	{plural: "servicemonitors", group: "monitoring.coreos.com", kind: "ServiceMonitor", versions: []string{"v1"}, form: untyped, optional: true,
+		add: untypedAdd("ServiceMonitor", (*builder).addMonitor)},
+	{plural: "grafanadashboards", group: "grafana.integreatly.org", kind: "GrafanaDashboard", versions: []string{"v1beta1"}, form: untyped, optional: true,
+		add: typedAdd((*builder).addGrafanaDashboard)},
+	{plural: "analysistemplates", group: "argoproj.io", kind: "AnalysisTemplate", versions: []string{"v1alpha1"}, form: untyped, optional: true,
+		add: untypedAdd("AnalysisTemplate", (*builder).addAnalysisTemplate)},
+	{plural: "clusteranalysistemplates", group: "argoproj.io", kind: "ClusterAnalysisTemplate", versions: []string{"v1alpha1"}, form: untyped, optional: true,
+		add: untypedAdd("ClusterAnalysisTemplate", (*builder).addAnalysisTemplate)},
+	{plural: "scaledobjects", group: "keda.sh", kind: "ScaledObject", versions: []string{"v1alpha1"}, form: untyped, optional: true,
+		add: typedAdd((*builder).addScaledObject)},
+	{plural: "metrictemplates", group: "flagger.app", kind: "MetricTemplate", versions: []string{"v1beta1"}, form: untyped, optional: true,
+		add: typedAdd((*builder).addMetricTemplate)},
+}
+
+// untypedAdd hands a custom resource to a builder function that reads several kinds.
+func untypedAdd(kind string, f func(*builder, string, *unstructured.Unstructured)) func(*builder, runtime.Object) error {
+	return typedAdd(func(b *builder, u *unstructured.Unstructured) { f(b, kind, u) })
 }
 
 // kindFor finds the kind table entry for an offline object, or nil when the observer does not read it.
+// A kind listed by several entries (ConfigMaps: the CNI's and dashboards) gets one entry whose add
+// hands the object to each of them in table order, as Live's separate lists would.
 func kindFor(gvk schema.GroupVersionKind) *kind {
+	var found []*kind
 	for i := range kinds {
 		k := &kinds[i]
-		if k.group != gvk.Group || k.kind != gvk.Kind {
+		if k.group != gvk.Group || k.kind != gvk.Kind || (len(found) > 0 && k.form != found[0].form) {
 			continue
 		}
-		if k.form == untyped {
-			return k
+		if k.form == untyped || containsString(k.versions, gvk.Version) {
+			found = append(found, k)
 		}
-		for _, v := range k.versions {
-			if v == gvk.Version {
-				return k
+	}
+	switch len(found) {
+	case 0:
+		return nil
+	case 1:
+		return found[0]
+	}
+	all := *found[0]
+	all.add = func(b *builder, o runtime.Object) error {
+		for _, k := range found {
+			if err := k.add(b, o); err != nil {
+				return err
 			}
 		}
 		return nil
 	}
-	return nil
+	return &all
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // helmRecordAdd hands a Secret to the builder, which keeps it only if Helm owns it.

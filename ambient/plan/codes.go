@@ -75,6 +75,34 @@ const (
 	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
 	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
 	CodeConnectionsReset        Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
+
+	// Namespace migration.
+	CodeMigrationNamespaceMissing    Code = "MIGRATION_NAMESPACE_NOT_FOUND"
+	CodeMigrationNotInMesh           Code = "MIGRATION_NAMESPACE_NOT_IN_MESH"
+	CodeMigrationAlreadyAmbient      Code = "MIGRATION_NAMESPACE_ALREADY_AMBIENT"
+	CodeMigrationPartlyAmbient       Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
+	CodeIstiodAmbientDisabled        Code = "ISTIOD_AMBIENT_DISABLED"
+	CodePeerAuthenticationDisable    Code = "PEER_AUTHENTICATION_DISABLE"
+	CodePolicySpecInvalid            Code = "POLICY_SPEC_INVALID"
+	CodeAuthzBecomesDenyAll          Code = "AUTHZ_POLICY_BECOMES_DENY_ALL"
+	CodeAuthzLosesL7Rules            Code = "AUTHZ_POLICY_LOSES_L7_RULES"
+	CodeAuthzDeniesMore              Code = "AUTHZ_POLICY_DENIES_MORE"
+	CodeAuthzAllowsMore              Code = "AUTHZ_POLICY_ALLOWS_MORE"
+	CodeAuthzNoEffect                Code = "AUTHZ_POLICY_HAS_NO_EFFECT"
+	CodeAuthzDryRunIgnored           Code = "AUTHZ_DRY_RUN_IGNORED"
+	CodeAuthzCallersSeeWaypoint      Code = "AUTHZ_CALLER_RULES_SEE_WAYPOINT"
+	CodePolicyNotEnforced            Code = "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT"
+	CodePolicyNotAcceptedByWaypoint  Code = "POLICY_NOT_ACCEPTED_BY_WAYPOINT"
+	CodeVirtualServiceNeedsHTTPRoute Code = "VIRTUAL_SERVICE_NEEDS_HTTPROUTE"
+	CodeRouteNoGatewayAPIEquivalent  Code = "ROUTE_HAS_NO_GATEWAY_API_EQUIVALENT"
+	CodeDestinationRuleNeedsWaypoint Code = "DESTINATION_RULE_NEEDS_WAYPOINT"
+	CodeWaypointMissing              Code = "WAYPOINT_NEEDED_BUT_MISSING"
+	CodeWaypointNotReady             Code = "WAYPOINT_NOT_READY"
+	CodeTelemetryHTTPMetricsLost     Code = "TELEMETRY_HTTP_METRICS_LOST"
+	CodeTelemetryReporterChanges     Code = "TELEMETRY_REPORTER_CHANGES"
+	CodeTelemetryMayDepend           Code = "TELEMETRY_MAY_DEPEND_ON_NAMESPACE"
+	CodeTelemetryMergedMetrics       Code = "TELEMETRY_SCRAPES_MERGED_METRICS"
+	CodeTelemetryCountsSpans         Code = "TELEMETRY_COUNTS_SPANS"
 )
 
 // codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
@@ -137,6 +165,33 @@ var codeHelp = map[Code]string{
 	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
 	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",
 	CodeConnectionsReset:             "replacing ztunnel resets long-lived connections of pods on the node",
+
+	CodeMigrationNamespaceMissing:    "the namespace to migrate is not in the snapshot",
+	CodeMigrationNotInMesh:           "the namespace to migrate has no sidecars and no mesh labels, so there is nothing to migrate",
+	CodeMigrationAlreadyAmbient:      "the namespace is already labelled for ambient and runs no sidecars",
+	CodeMigrationPartlyAmbient:       "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
+	CodeIstiodAmbientDisabled:        "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
+	CodePeerAuthenticationDisable:    "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
+	CodePolicySpecInvalid:            "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",
+	CodeAuthzBecomesDenyAll:          "an ALLOW AuthorizationPolicy has only L7 rules; ztunnel drops them all and denies every request",
+	CodeAuthzLosesL7Rules:            "ztunnel drops the L7 rules of an AuthorizationPolicy (ALLOW: their requests are denied; DENY: they stop denying)",
+	CodeAuthzDeniesMore:              "ztunnel strips the L7 fields of a DENY rule, which then denies more than written",
+	CodeAuthzAllowsMore:              "ztunnel leaves fields of an ALLOW rule out (trustDomains), which then allows more than written",
+	CodeAuthzNoEffect:                "a DENY AuthorizationPolicy with only L7 rules has no effect under ztunnel",
+	CodeAuthzDryRunIgnored:           "ztunnel ignores a dry-run AuthorizationPolicy unless istiod enables ambient dry run",
+	CodeAuthzCallersSeeWaypoint:      "an L4 rule matches callers, but behind a waypoint ztunnel sees the waypoint's identity",
+	CodePolicyNotEnforced:            "a CUSTOM or AUDIT AuthorizationPolicy or a RequestAuthentication is enforced by nothing without a waypoint",
+	CodePolicyNotAcceptedByWaypoint:  "istiod has not accepted a targetRefs policy on a waypoint (status WaypointAccepted)",
+	CodeVirtualServiceNeedsHTTPRoute: "a VirtualService is applied only by sidecars; ambient clients need an HTTPRoute on a waypoint",
+	CodeRouteNoGatewayAPIEquivalent:  "a VirtualService or DestinationRule uses fields HTTPRoute cannot express",
+	CodeDestinationRuleNeedsWaypoint: "ztunnel does not apply DestinationRule traffic policies; only a waypoint serving the Service does",
+	CodeWaypointMissing:              "policies or routes need a waypoint for the namespace, but none is configured",
+	CodeWaypointNotReady:             "the waypoint the namespace or a Service uses does not exist or has no ready pods",
+	CodeTelemetryHTTPMetricsLost:     "a query reads Istio HTTP metrics of workloads that will have no waypoint; ztunnel reports TCP metrics only",
+	CodeTelemetryReporterChanges:     "a query filters HTTP metrics by a sidecar reporter; waypoints report reporter=\"waypoint\"",
+	CodeTelemetryMayDepend:           "a query reads Istio metrics without naming a namespace, so it may depend on the migrated one",
+	CodeTelemetryMergedMetrics:       "a PodMonitor or ServiceMonitor scrapes the sidecar's merged metrics, which ambient pods do not serve",
+	CodeTelemetryCountsSpans:         "a query counts trace spans; ambient emits one span per waypoint instead of two per hop",
 }
 
 // KnownCode reports whether c is a code of this library.

@@ -14,6 +14,7 @@ var applyObjectAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.applyObjects(ctx, r, []map[string]any{st.ApplyObject.Object})
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.ApplyObject.Ref()} },
 }
 
 func objectFromPlan(m map[string]any) (*unstructured.Unstructured, error) {

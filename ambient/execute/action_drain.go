@@ -22,8 +22,9 @@ var drainAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},
-	node:   func(st *plan.Step) string { return st.Drain.Node },
-	counts: "drained",
+	node:    func(st *plan.Step) string { return st.Drain.Node },
+	counts:  "drained",
+	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Drain.Node) },
 }
 
 // annotationMirror marks a static (mirror) pod; the kubelet owns it and the API cannot evict it.
@@ -137,7 +138,9 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		if len(blocked) > 0 {
 			msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
 		}
-		return finished(msg), nil
+		out := finished(msg)
+		out.touched, out.held = podObjects(evict), budgetObjects(pdbNames)
+		return out, nil
 	}
 	still := len(terminating) + len(blocked) + len(failed)
 	done := total - still
@@ -184,7 +187,26 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 			return outcome{}, err
 		}
 	}
-	return outcome{progress: progress, retryAfter: wait, done: done, of: total}, nil
+	return outcome{progress: progress, retryAfter: wait, done: done, of: total, touched: podObjects(evict), held: budgetObjects(pdbNames)}, nil
+}
+
+// podObjects names pods as objects.
+func podObjects(ps []*corev1.Pod) []mesh.ObjectRef {
+	out := make([]mesh.ObjectRef, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, mesh.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+	}
+	return out
+}
+
+// budgetObjects turns "namespace/name" budget names into objects.
+func budgetObjects(names []string) []mesh.ObjectRef {
+	var out []mesh.ObjectRef
+	for _, n := range names {
+		ns, name, _ := strings.Cut(n, "/")
+		out = append(out, mesh.ObjectRef{Kind: "PodDisruptionBudget", Namespace: ns, Name: name})
+	}
+	return out
 }
 
 func podRefs(ps []*corev1.Pod) []string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,6 +16,7 @@ var patchLabelsAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.patchLabels(ctx, r, st.PatchLabels)
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.PatchLabels.Object} },
 }
 
 func (e *Executor) patchLabels(ctx context.Context, r *run, pl *plan.PatchLabels) (outcome, error) {

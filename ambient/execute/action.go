@@ -56,6 +56,7 @@ var actions = map[plan.Kind]action{
 	plan.KindApplyObject:   applyObjectAction,
 	plan.KindDeleteObject:  deleteObjectAction,
 	plan.KindPatchLabels:   patchLabelsAction,
+	plan.KindAnnotate:      annotateAction,
 	plan.KindMoveTag:       moveTagAction,
 	plan.KindCordon:        cordonAction,
 	plan.KindUncordon:      uncordonAction,

@@ -47,6 +47,7 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 		}
 	}
 	out = append(out, checkOverlap(s)...)
+	out = append(out, checkPlacement(s)...)
 	out = append(out, checkTrust(s)...)
 	out = append(out, checkNodes(s)...)
 	return out
@@ -214,4 +215,73 @@ func checkNodes(s *mesh.Snapshot) []plan.Finding {
 		}
 	}
 	return out
+}
+
+// checkPlacement finds nodes running two ztunnels, and ztunnels whose placements meet. istio-cni
+// hands each new pod to the ztunnel that connected last (istio/istio@1.30.3:
+// cni/pkg/nodeagent/ztunnelserver.go, "add pod goes to newest connection"), so on a node with two
+// the pods are split between them.
+func checkPlacement(s *mesh.Snapshot) []plan.Finding {
+	if len(s.Ztunnels) < 2 {
+		return nil
+	}
+	var out []plan.Finding
+	on := map[string][]string{}
+	for _, z := range s.Ztunnels {
+		seen := map[string]bool{}
+		for _, p := range z.Pods {
+			if p.Terminating || seen[p.Node] {
+				continue
+			}
+			seen[p.Node] = true
+			on[p.Node] = append(on[p.Node], z.Namespace+"/"+z.Name)
+		}
+	}
+	nodes := make([]string, 0, len(on))
+	for n, zs := range on {
+		if len(zs) > 1 {
+			nodes = append(nodes, n)
+		}
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		out = append(out, plan.Finding{Code: plan.CodeZtunnelTwoOnNode, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n}, Component: "node/" + n,
+			Message: fmt.Sprintf("node %s runs pods of %d ztunnels (%s); istio-cni hands each new pod to the newest, so the node's traffic is split between them", n, len(on[n]), strings.Join(on[n], ", ")),
+			Remedy:  "keep one ztunnel per node: give each a node affinity on a colour label (BlueGreenZtunnel does), then delete the extra pod"})
+	}
+	for i, a := range s.Ztunnels {
+		for _, b := range s.Ztunnels[i+1:] {
+			if a.Namespace == b.Namespace {
+				continue // checkOverlap: the selectors decide
+			}
+			var both []string
+			for _, n := range s.Nodes {
+				if a.SchedulesOn(n) && b.SchedulesOn(n) {
+					both = append(both, n.Name)
+				}
+			}
+			msg := fmt.Sprintf("ztunnels %s/%s and %s/%s", a.Namespace, a.Name, b.Namespace, b.Name)
+			remedy := "pin each to its own nodes with a required node affinity on one label: In for one colour, NotIn for the other"
+			if len(both) > 0 {
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: component(b),
+					Message: fmt.Sprintf("%s both schedule pods onto %d node(s): %s", msg, len(both), listSome(both, 5)),
+					Remedy:  remedy})
+				continue
+			}
+			if l, ok := mesh.PlacementsOverlap(a.NodeSelector, a.NodeAffinity, b.NodeSelector, b.NodeAffinity); ok {
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Waivable, Object: b.Ref(), Component: component(b),
+					Message: fmt.Sprintf("%s share no node now, but both would run on a new node labelled %s", msg, selector(l)),
+					Remedy:  remedy + "; waive if no such node can join"})
+			}
+		}
+	}
+	return out
+}
+
+// listSome lists up to n names, then how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/internal/affinity"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -81,7 +81,7 @@ func checkNodeAgentReady(cp *checkPass, ctx context.Context, c plan.Check, a pla
 	var missing []string
 	eligible := 0
 	for _, n := range nodes.Items {
-		if !schedulesOn(&ds.Spec.Template.Spec, &n) || !nodeReady(&n) {
+		if !affinity.SchedulesOn(&ds.Spec.Template.Spec, &n) || !nodeReady(&n) {
 			continue
 		}
 		eligible++
@@ -110,55 +110,4 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
-}
-
-// schedulesOn reports whether a DaemonSet with the pod spec places a pod on the node: its node
-// selector and its required node affinity match the node's labels (the DaemonSet controller's
-// predicate, k8s.io/component-helpers/scheduling/corev1/nodeaffinity; taints are tolerated by the
-// Istio node agents).
-func schedulesOn(spec *corev1.PodSpec, n *corev1.Node) bool {
-	if !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.Labels)) {
-		return false
-	}
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if termMatches(term, n.Labels) {
-			return true // terms are ORed
-		}
-	}
-	return false
-}
-
-// termMatches evaluates one node selector term's label expressions (ANDed).
-func termMatches(term corev1.NodeSelectorTerm, l map[string]string) bool {
-	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
-		return false // an empty term matches nothing
-	}
-	for _, e := range term.MatchExpressions {
-		v, has := l[e.Key]
-		switch e.Operator {
-		case corev1.NodeSelectorOpIn:
-			if !has || !slices.Contains(e.Values, v) {
-				return false
-			}
-		case corev1.NodeSelectorOpNotIn:
-			if has && slices.Contains(e.Values, v) {
-				return false
-			}
-		case corev1.NodeSelectorOpExists:
-			if !has {
-				return false
-			}
-		case corev1.NodeSelectorOpDoesNotExist:
-			if has {
-				return false
-			}
-		default: // Gt, Lt: not used by the charts' affinities; treat as not matching
-			return false
-		}
-	}
-	return true
 }

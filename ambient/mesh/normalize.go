@@ -39,7 +39,6 @@ func (s *Snapshot) Normalize() {
 	})
 	for i := range s.Ztunnels {
 		sortNodePods(s.Ztunnels[i].Pods)
-		sort.Strings(s.Ztunnels[i].NodeAffinity)
 	}
 	sort.Slice(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) })
 	for i := range s.Gateways {
@@ -232,7 +231,7 @@ func (s *Snapshot) normalized() bool {
 		return false
 	}
 	for _, z := range s.Ztunnels {
-		if !nodePodsSorted(z.Pods) || !sort.StringsAreSorted(z.NodeAffinity) {
+		if !nodePodsSorted(z.Pods) {
 			return false
 		}
 	}

@@ -231,11 +231,11 @@ type Ztunnel struct {
 	Selector map[string]string `json:"selector,omitempty"`
 	// NodeSelector of the pod template (kubernetes.io/os included).
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// NodeAffinity summarises required node affinity terms as "key op values" strings.
-	NodeAffinity                  []string         `json:"nodeAffinity,omitempty"`
-	UpdateStrategy                UpdateStrategy   `json:"updateStrategy"`
-	TerminationGracePeriodSeconds int64            `json:"terminationGracePeriodSeconds"`
-	Rollout                       DaemonSetRollout `json:"rollout"`
+	// NodeAffinity is the pod template's required node affinity terms (ORed); nil when it has none.
+	NodeAffinity                  []NodeSelectorTerm `json:"nodeAffinity,omitempty"`
+	UpdateStrategy                UpdateStrategy     `json:"updateStrategy"`
+	TerminationGracePeriodSeconds int64              `json:"terminationGracePeriodSeconds"`
+	Rollout                       DaemonSetRollout   `json:"rollout"`
 	// Revision is the istio.io/rev annotation the chart writes when installed with a revision.
 	Revision string `json:"revision,omitempty"`
 	// XDSAddress and CAAddress are the env overrides, when set.

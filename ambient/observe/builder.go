@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/internal/affinity"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -413,7 +415,7 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 			Name:                          ds.Name,
 			ServiceAccount:                tpl.Spec.ServiceAccountName,
 			NodeSelector:                  copyMap(tpl.Spec.NodeSelector),
-			NodeAffinity:                  nodeAffinity(tpl.Spec.Affinity),
+			NodeAffinity:                  affinity.Required(tpl.Spec.Affinity),
 			UpdateStrategy:                updateStrategy(ds),
 			TerminationGracePeriodSeconds: gracePeriod(tpl.Spec.TerminationGracePeriodSeconds),
 			Rollout:                       rollout(ds),
@@ -434,24 +436,6 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 		b.ztunnels = append(b.ztunnels, z)
 		b.noteRelease(ds, "ztunnel")
 	}
-}
-
-// nodeAffinity summarises required node affinity as "key op v1,v2" strings.
-func nodeAffinity(a *corev1.Affinity) []string {
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return nil
-	}
-	var out []string
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			s := e.Key + " " + string(e.Operator)
-			if len(e.Values) > 0 {
-				s += " " + strings.Join(e.Values, ",")
-			}
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (b *builder) addConfigMap(cm *corev1.ConfigMap) {

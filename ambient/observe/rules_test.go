@@ -242,8 +242,9 @@ func TestNodeAgentRules(t *testing.T) {
 	wantZ := []mesh.Ztunnel{{
 		Namespace: "istio-system", Name: "ztunnel-green", ServiceAccount: "default", Version: mesh.MustParseVersion("1.30.0"),
 		Image: "docker.io/istio/ztunnel:1.30.0", Selector: map[string]string{"app": "ztunnel-green"},
-		NodeSelector:   map[string]string{"kubernetes.io/os": "linux", "pool": "green"},
-		NodeAffinity:   []string{"karpenter.sh/nodepool In green,blue", "node.kubernetes.io/exclude DoesNotExist"},
+		NodeSelector: map[string]string{"kubernetes.io/os": "linux", "pool": "green"},
+		NodeAffinity: []mesh.NodeSelectorTerm{{MatchExpressions: []mesh.NodeRequirement{
+			{Key: "karpenter.sh/nodepool", Operator: "In", Values: []string{"green", "blue"}}, {Key: "node.kubernetes.io/exclude", Operator: "DoesNotExist"}}}},
 		UpdateStrategy: mesh.UpdateStrategy{Type: "OnDelete"}, TerminationGracePeriodSeconds: 30,
 		Rollout:    mesh.DaemonSetRollout{Desired: 2, Current: 2, Ready: 1, Updated: 2, Available: 1, ObservedCurrent: true},
 		Revision:   "canary",

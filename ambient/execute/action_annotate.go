@@ -10,8 +10,8 @@ import (
 var annotateAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		a := st.Annotate
-		return e.patchMetadata(ctx, r, st, metadataPatch{field: "annotations", verb: "annotate", apiVersion: a.APIVersion, object: a.Object, set: a.Set, remove: a.Remove})
+		return e.patchMetadata(ctx, r, st, metadataPatch{field: "annotations", verb: "annotate", apiVersion: a.APIVersion, objects: a.Targets(), set: a.Set, remove: a.Remove})
 	},
-	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.Annotate.Object} },
+	objects: func(st *plan.Step) []mesh.ObjectRef { return st.Annotate.Targets() },
 	node:    func(st *plan.Step) string { return nodeName(st.Annotate.Object) },
 }

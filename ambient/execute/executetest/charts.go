@@ -33,9 +33,13 @@ func (w *World) chart(ctx context.Context, op string, rel execute.Release) error
 	case "istiod":
 		w.chartIstiod(ctx, op, rel)
 	case "cni":
-		w.chartNodeAgent(ctx, rel, "istio-cni-node", "docker.io/istio/install-cni:")
+		w.chartNodeAgent(ctx, op, rel, "istio-cni-node", "docker.io/istio/install-cni:")
 	case "ztunnel":
-		w.chartNodeAgent(ctx, rel, "ztunnel", "docker.io/istio/ztunnel:")
+		name := "ztunnel"
+		if rn, _ := rel.Values["resourceName"].(string); rn != "" {
+			name = rn // the chart names the DaemonSet and its account so (templates/_helpers.tpl)
+		}
+		w.chartNodeAgent(ctx, op, rel, name, "docker.io/istio/ztunnel:")
 	case "gateway":
 		w.chartGateway(ctx, op, rel)
 	}
@@ -124,12 +128,32 @@ func (w *World) chartIstiod(ctx context.Context, op string, rel execute.Release)
 	}
 }
 
-// chartNodeAgent moves a CNI or ztunnel DaemonSet to the chart's image: under OnDelete only the
-// template changes; otherwise the controller rolls every pod.
-func (w *World) chartNodeAgent(ctx context.Context, rel execute.Release, name, image string) {
+// chartNodeAgent plays a CNI or ztunnel release: install creates the DaemonSet (with a pod on every
+// node it places one on), uninstall removes it and its pods, and an upgrade moves it to the chart's
+// image: under OnDelete only the template changes; otherwise the controller rolls every pod. The
+// values' nodeSelector and affinity, when given, become the template's, and the controller then
+// adds and removes pods as nodes match or stop matching, whatever the update strategy.
+func (w *World) chartNodeAgent(ctx context.Context, op string, rel execute.Release, name, image string) {
 	image += rel.ChartVersion + "-distroless"
 	var ds appsv1.DaemonSet
-	if err := w.Base.Get(ctx, client.ObjectKey{Namespace: rel.Namespace, Name: name}, &ds); err != nil {
+	key := client.ObjectKey{Namespace: rel.Namespace, Name: name}
+	exists := w.Base.Get(ctx, key, &ds) == nil
+	switch {
+	case op == "uninstall":
+		if exists {
+			_ = w.Base.Delete(ctx, &ds)
+			w.collect(ctx, "DaemonSet", rel.Namespace, name)
+		}
+		return
+	case !exists && op == "install":
+		ds = newNodeAgent(rel, name, image)
+		if err := w.Base.Create(ctx, &ds); err != nil {
+			w.t.Errorf("executetest: create DaemonSet %s/%s: %v", rel.Namespace, name, err)
+			return
+		}
+		w.reconcileDS(ctx, rel.Namespace, name)
+		return
+	case !exists:
 		return
 	}
 	onDelete := false
@@ -141,6 +165,7 @@ func (w *World) chartNodeAgent(ctx context.Context, rel execute.Release, name, i
 	if onDelete {
 		ds.Spec.UpdateStrategy.Type = appsv1.OnDeleteDaemonSetStrategyType
 	}
+	placement(&ds.Spec.Template.Spec, rel.Values)
 	if rev, ok := rel.Values["revision"].(string); ok && rev != "" {
 		if ds.Annotations == nil {
 			ds.Annotations = map[string]string{}
@@ -162,7 +187,54 @@ func (w *World) chartNodeAgent(ctx context.Context, rel execute.Release, name, i
 			}
 		}
 	}
-	w.syncDS(ctx, rel.Namespace, name)
+	w.reconcileDS(ctx, rel.Namespace, name)
+}
+
+// newNodeAgent is the DaemonSet a CNI or ztunnel chart renders for the release: selector app=name's
+// chart app, the chart's linux node selector, the values' placement, a service account named like it.
+func newNodeAgent(rel execute.Release, name, image string) appsv1.DaemonSet {
+	app := "ztunnel" // the ztunnel chart always selects app: ztunnel (templates/daemonset.yaml)
+	if rel.Chart == "cni" {
+		app = "istio-cni-node"
+	}
+	labels := map[string]string{"app": app}
+	ds := appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: name, Labels: copyLabels(labels), Annotations: releaseAnnotations(rel)},
+		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: copyLabels(labels)},
+				Spec: corev1.PodSpec{ServiceAccountName: name, NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+					Containers: []corev1.Container{{Name: app, Image: image}}}},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType}}}
+	if us, ok := rel.Values["updateStrategy"].(map[string]any); ok && us["type"] == "OnDelete" {
+		ds.Spec.UpdateStrategy.Type = appsv1.OnDeleteDaemonSetStrategyType
+	}
+	if rev, ok := rel.Values["revision"].(string); ok && rev != "" {
+		ds.Annotations[mesh.LabelRev] = rev
+		ds.Spec.Template.Labels[mesh.LabelRev] = rev
+	}
+	placement(&ds.Spec.Template.Spec, rel.Values)
+	return ds
+}
+
+// placement sets the pod spec's node selector (the chart's kubernetes.io/os: linux plus the
+// values') and affinity from the values that name them.
+func placement(spec *corev1.PodSpec, values map[string]any) {
+	if sel, ok := values["nodeSelector"].(map[string]any); ok {
+		spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"}
+		for k, v := range sel {
+			if s, ok := v.(string); ok {
+				spec.NodeSelector[k] = s
+			}
+		}
+	}
+	if a, ok := values["affinity"]; ok {
+		spec.Affinity = nil
+		if b, err := json.Marshal(a); err == nil {
+			var aff corev1.Affinity
+			if json.Unmarshal(b, &aff) == nil {
+				spec.Affinity = &aff
+			}
+		}
+	}
 }
 
 // chartGateway restarts the gateway Deployments of the release: their pods are injected again.

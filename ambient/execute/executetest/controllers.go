@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sort"
 	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/internal/affinity"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -83,8 +85,48 @@ func (w *World) podGone(ctx context.Context, p *corev1.Pod) {
 		w.syncDS(ctx, ds.Namespace, ds.Name)
 	default:
 		w.replace(ctx, p)
+		w.syncWorkload(ctx, p.Namespace, ownerOf(p))
 	}
 	w.syncBudgets(ctx, p.Namespace)
+}
+
+// syncWorkload recomputes a Deployment's or StatefulSet's status from its pods, as its controller
+// does: replicas, ready and available count the pods, and the controller has seen the spec.
+func (w *World) syncWorkload(ctx context.Context, ns string, o owner) {
+	var pods corev1.PodList
+	if o.kind != "Deployment" && o.kind != "StatefulSet" || w.Base.List(ctx, &pods, client.InNamespace(ns)) != nil {
+		return
+	}
+	var n, ready int32
+	for i := range pods.Items {
+		if ownerOf(&pods.Items[i]) != o || pods.Items[i].DeletionTimestamp != nil {
+			continue
+		}
+		n++
+		if podIsReady(&pods.Items[i]) {
+			ready++
+		}
+	}
+	key := client.ObjectKey{Namespace: ns, Name: o.name}
+	switch o.kind {
+	case "Deployment":
+		var d appsv1.Deployment
+		if w.Base.Get(ctx, key, &d) != nil {
+			return
+		}
+		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = n, n, ready, ready
+		d.Status.ObservedGeneration = d.Generation
+		_ = w.Base.Status().Update(ctx, &d)
+	case "StatefulSet":
+		var ss appsv1.StatefulSet
+		if w.Base.Get(ctx, key, &ss) != nil {
+			return
+		}
+		ss.Status.Replicas, ss.Status.UpdatedReplicas, ss.Status.CurrentReplicas, ss.Status.ReadyReplicas, ss.Status.AvailableReplicas = n, n, n, ready, ready
+		ss.Status.ObservedGeneration = ss.Generation
+		ss.Status.CurrentRevision = ss.Status.UpdateRevision
+		_ = w.Base.Status().Update(ctx, &ss)
+	}
 }
 
 func (w *World) createPod(ctx context.Context, p *corev1.Pod) {
@@ -470,12 +512,87 @@ func (w *World) AddNode(ctx context.Context, n *corev1.Node) error {
 	}
 	for i := range dss.Items {
 		ds := &dss.Items[i]
-		if labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector).Matches(labels.Set(n.Labels)) {
+		if affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
 			w.createPod(ctx, w.dsPod(ds, n.Name))
 			w.syncDS(ctx, ds.Namespace, ds.Name)
 		}
 	}
 	return nil
+}
+
+// reconcileDS plays the DaemonSet controller over the nodes: a pod on every node the template
+// places one on, none elsewhere (a node that stops matching loses its pod, whatever the update
+// strategy; pkg/controller/daemon).
+func (w *World) reconcileDS(ctx context.Context, ns, name string) {
+	var ds appsv1.DaemonSet
+	if err := w.Base.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ds); err != nil {
+		return
+	}
+	var nodes corev1.NodeList
+	var pods corev1.PodList
+	if w.Base.List(ctx, &nodes) != nil || w.Base.List(ctx, &pods, client.InNamespace(ns)) != nil {
+		return
+	}
+	has := map[string]bool{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if c := metav1.GetControllerOf(p); c == nil || c.Kind != "DaemonSet" || c.Name != name {
+			continue
+		}
+		has[p.Spec.NodeName] = true
+		var n *corev1.Node
+		for j := range nodes.Items {
+			if nodes.Items[j].Name == p.Spec.NodeName {
+				n = &nodes.Items[j]
+			}
+		}
+		if n != nil && !affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
+			_ = w.Base.Delete(ctx, p)
+		}
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if !has[n.Name] && affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
+			w.createPod(ctx, w.dsPod(&ds, n.Name))
+		}
+	}
+	w.syncDS(ctx, ns, name)
+}
+
+// nodesChanged plays the DaemonSet controller after node labels changed: every DaemonSet is
+// reconciled.
+func (w *World) nodesChanged(ctx context.Context) {
+	var dss appsv1.DaemonSetList
+	if err := w.Base.List(ctx, &dss); err != nil {
+		return
+	}
+	for i := range dss.Items {
+		w.reconcileDS(ctx, dss.Items[i].Namespace, dss.Items[i].Name)
+	}
+}
+
+// FinishJobs plays the Jobs with pods on the node finishing: their running pods succeed (and stop
+// holding a drain that waits for Jobs). It returns how many pods finished.
+func (w *World) FinishJobs(ctx context.Context, node string) (int, error) {
+	var pods corev1.PodList
+	if err := w.Base.List(ctx, &pods, client.MatchingFields{"spec.nodeName": node}); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if ownerOf(p).kind != "Job" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		p.Status.Phase = corev1.PodSucceeded
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted"}}
+		if err := w.Base.Status().Update(ctx, p); err != nil {
+			return n, fmt.Errorf("finish Job pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+		n++
+	}
+	w.syncBudgets(ctx, "")
+	return n, nil
 }
 
 // DeleteNode removes a node, as an autoscaler would: its pods are deleted (pod garbage collection)

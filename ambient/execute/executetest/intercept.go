@@ -72,6 +72,9 @@ func (w *World) funcs() interceptor.Funcs {
 			if !book {
 				w.effect("update " + ref(k, obj.GetNamespace(), obj.GetName()))
 			}
+			if k == "Node" {
+				w.nodesChanged(ctx)
+			}
 			return w.wrote()
 		},
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -93,6 +96,9 @@ func (w *World) funcs() interceptor.Funcs {
 			}
 			if after := restartStamp(ctx, w.Base, obj, k); after != before {
 				w.rollWorkload(ctx, k, obj.GetNamespace(), obj.GetName())
+			}
+			if k == "Node" {
+				w.nodesChanged(ctx)
 			}
 			return w.wrote()
 		},

@@ -141,3 +141,23 @@ func finishSimulation(after *mesh.Snapshot, newRev string) *mesh.Snapshot {
 	}
 	return &c
 }
+
+// replaceZtunnel returns the mesh after a blue-green: the one ztunnel replaced by green, and every
+// revision trusting green's account instead of blue's.
+func replaceZtunnel(s *mesh.Snapshot, green mesh.Ztunnel) *mesh.Snapshot {
+	c := *s
+	blue := s.Ztunnels[0].Account()
+	c.Ztunnels = []mesh.Ztunnel{green}
+	c.Revisions = append([]mesh.Revision(nil), s.Revisions...)
+	for i := range c.Revisions {
+		var trust []string
+		for _, a := range c.Revisions[i].TrustedZtunnelAccounts {
+			if a != blue && a != green.Account() {
+				trust = append(trust, a)
+			}
+		}
+		c.Revisions[i].TrustedZtunnelAccounts = append(trust, green.Account())
+	}
+	c.Normalize()
+	return &c
+}

@@ -47,6 +47,10 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := opts.ztunnel().(ztunnel.BlueGreen); ok && len(hops) > 1 {
+		return nil, fmt.Errorf("%w: the upgrade to %s chains through %s, and blue-green replaces ztunnel once: upgrade to %s first (blue-green or node by node), then to %s",
+			ErrInvalidOptions, opts.Target, hopList(hops[:len(hops)-1]), hops[0], opts.Target)
+	}
 	p := plan.New(plan.Metadata{
 		Name:        fmt.Sprintf("upgrade Istio %s → %s", describeFrom(s), opts.Target),
 		Operation:   "upgrade",
@@ -316,6 +320,13 @@ func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string,
 		return nil, err
 	}
 	after := simulate(s, target, newRev, !u.opts.SkipRestart)
+	if g, ok := u.opts.ztunnel().(ztunnel.BlueGreen); ok {
+		green, err := g.Green(s, target, newRev)
+		if err != nil {
+			return nil, err
+		}
+		after = replaceZtunnel(after, green)
+	}
 	if !u.inPlace() {
 		var old []string
 		for _, r := range s.Revisions {

@@ -27,6 +27,14 @@ type ZtunnelNodeByNode = ztunnel.NodeByNode
 // every node are reset.
 type ZtunnelInPlace = ztunnel.InPlace
 
+// ZtunnelBlueGreen installs a second ztunnel on other nodes (a Karpenter NodePool, relabelled nodes
+// or nodes the caller adds), moves workloads there in batches and removes the old one; no node ever
+// runs two (see ztunnel.BlueGreen).
+type ZtunnelBlueGreen = ztunnel.BlueGreen
+
+// ZtunnelGreenCapacity says where the green nodes of ZtunnelBlueGreen come from (ztunnel.GreenCapacity).
+type ZtunnelGreenCapacity = ztunnel.GreenCapacity
+
 // DefaultChartRepository is Istio's Helm chart repository.
 const DefaultChartRepository = steps.DefaultChartRepository
 
@@ -47,7 +55,7 @@ type UpgradeOptions struct {
 	// Strategy for the control plane: StrategyRevision (default) or StrategyInPlace.
 	Strategy Strategy
 	// Ztunnel is the ztunnel strategy with its options: ZtunnelNodeByNode{BatchSize: 5} (nil means
-	// ZtunnelNodeByNode{}) or ZtunnelInPlace{}.
+	// ZtunnelNodeByNode{}), ZtunnelInPlace{} or ZtunnelBlueGreen{Capacity: ...}.
 	Ztunnel ZtunnelStrategy
 	// TagOrder moves these tags first, in this order; the others follow lowest risk first, default last.
 	TagOrder []string

@@ -8,10 +8,10 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// Strategy is how ztunnel moves to a new version: InPlace or NodeByNode. Each strategy is its own
+// Strategy is how ztunnel moves to a new version: InPlace, NodeByNode or BlueGreen. Each strategy is its own
 // struct with its own options; the zero value of each is a safe default.
 type Strategy interface {
-	// Name is the strategy as options, flags and plan metadata spell it ("in-place", "node-by-node").
+	// Name is the strategy as options, flags and plan metadata spell it ("in-place", "node-by-node", "blue-green").
 	Name() string
 	// Settings are the strategy's options as strings, for the plan's metadata.
 	Settings() map[string]string
@@ -94,6 +94,8 @@ func ParseStrategy(name string) (Strategy, error) {
 		return NodeByNode{}, nil
 	case NameInPlace:
 		return InPlace{}, nil
+	case NameBlueGreen:
+		return BlueGreen{}, nil
 	}
-	return nil, fmt.Errorf("%w: ztunnel strategy %q is not %s or %s", plan.ErrInvalidOptions, name, NameNodeByNode, NameInPlace)
+	return nil, fmt.Errorf("%w: ztunnel strategy %q is not %s, %s or %s", plan.ErrInvalidOptions, name, NameNodeByNode, NameInPlace, NameBlueGreen)
 }

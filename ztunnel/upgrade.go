@@ -19,7 +19,7 @@ type UpgradeOptions struct {
 	Target mesh.Version
 	// Revision is the istiod revision a ztunnel pinned to a revision moves to; "" leaves the pin.
 	Revision string
-	// Strategy is how: InPlace or NodeByNode; nil means NodeByNode{}.
+	// Strategy is how: InPlace, NodeByNode or BlueGreen; nil means NodeByNode{}.
 	Strategy Strategy
 	// IDPrefix is put before every step ID (chained hops).
 	IDPrefix string
@@ -56,6 +56,9 @@ func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error 
 	strategy := opts.strategy()
 	if err := strategy.Validate(); err != nil {
 		return err
+	}
+	if g, ok := strategy.(BlueGreen); ok {
+		return PlanBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: blueGreenRevision(s, opts.Revision), Strategy: g, IDPrefix: opts.IDPrefix})
 	}
 	for _, z := range s.Ztunnels {
 		h, ok := b.Release(s, "ztunnel", z.HelmRelease)
@@ -188,4 +191,18 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 		b.Add(gate, done...)
 		before = []string{gate.ID}
 	}
+}
+
+// blueGreenRevision is the revision green connects to: the new one when the upgrade installs one,
+// else the one blue connects to.
+func blueGreenRevision(s *mesh.Snapshot, newRev string) string {
+	if newRev != "" {
+		return newRev
+	}
+	if len(s.Ztunnels) == 1 {
+		if rev, ok := s.ZtunnelRevision(s.Ztunnels[0]); ok {
+			return rev
+		}
+	}
+	return ""
 }

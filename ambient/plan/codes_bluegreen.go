@@ -10,10 +10,12 @@ const (
 	CodeBlueGreenLocalStorage   Code = "BLUEGREEN_LOCAL_STORAGE_LOST"
 	CodeBlueGreenNodesToRemove  Code = "BLUEGREEN_NODES_TO_REMOVE"
 	CodeBlueGreenDrift          Code = "BLUEGREEN_NODEPOOL_DRIFT_HELD"
+	CodeBlueGreenPoolNotGreen   Code = "BLUEGREEN_NODEPOOL_NOT_GREEN"
 )
 
 func init() {
 	for c, help := range map[Code]string{
+		// istio/istio@1.30.3: cni/pkg/nodeagent/ztunnelserver.go, "add pod goes to newest connection".
 		CodeZtunnelTwoOnNode:        "two ztunnel pods run on one node; istio-cni hands new pods to the newest, so traffic is split between them",
 		CodeZtunnelPlacementOverlap: "two ztunnel DaemonSets can schedule pods onto the same node",
 		CodeBlueGreenPinRestarts:    "pinning the running ztunnel to its nodes changes its template, and its chart cannot hold the pods (no updateStrategy before 1.26): every node's ztunnel restarts once",
@@ -22,6 +24,7 @@ func init() {
 		CodeBlueGreenLocalStorage:   "pods with emptyDir volumes lose their data when their node is drained",
 		CodeBlueGreenNodesToRemove:  "the nodes of the old ztunnel can be removed once it is gone",
 		CodeBlueGreenDrift:          "the plan labels the old nodes' own NodePool, so Karpenter would replace them as drifted; the plan holds drift disruptions during the move",
+		CodeBlueGreenPoolNotGreen:   "a Karpenter NodePool keeps launching nodes that run the old ztunnel while workloads move",
 	} {
 		codeHelp[c] = help
 	}

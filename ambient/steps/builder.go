@@ -120,6 +120,35 @@ func (b *Builder) Release(s *mesh.Snapshot, chart, name string) (mesh.HelmReleas
 	return mesh.HelmRelease{}, false
 }
 
+// Releases returns every release of a chart as it will be after the steps planned so far: the
+// snapshot's, each replaced by its tracked state, then the tracked ones the snapshot does not hold,
+// leaving out the uninstalled, sorted by namespace and name.
+func (b *Builder) Releases(s *mesh.Snapshot, chart string) []mesh.HelmRelease {
+	byKey := map[string]mesh.HelmRelease{}
+	for _, h := range s.HelmReleases {
+		if h.Chart == chart {
+			byKey[key(h)] = h
+		}
+	}
+	for k, t := range b.helm {
+		if t.Chart == chart {
+			byKey[k] = t
+		}
+	}
+	keys := make([]string, 0, len(byKey))
+	for k, h := range byKey {
+		if h.Status != StatusUninstalled {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]mesh.HelmRelease, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, byKey[k])
+	}
+	return out
+}
+
 func (b *Builder) tracked() []mesh.HelmRelease {
 	keys := make([]string, 0, len(b.helm))
 	for k := range b.helm {

@@ -1,0 +1,93 @@
+package ambient_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ambientkit/ambientkit/ambient"
+	"github.com/ambientkit/ambientkit/ambient/demo"
+	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ztunnel"
+)
+
+// demoBlueGreen moves the demo mesh's ztunnel onto nodes its two Karpenter NodePools launch green.
+var demoBlueGreen = ambient.ZtunnelBlueGreen{BatchSize: 3, Capacity: ambient.ZtunnelGreenCapacity{NodePools: []string{"general", "batch"}}}
+
+func TestBlueGreenZtunnelOfTheDemoMesh(t *testing.T) {
+	snap, err := demo.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ztunnel.BlueGreenZtunnel(snap, ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: demoBlueGreen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := plan.EncodeYAML(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bluegreen/demo-ztunnel-1.30.plan.yaml", y)
+	var md strings.Builder
+	if err := plan.RenderMarkdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bluegreen/demo-ztunnel-1.30.plan.md", []byte(md.String()))
+	back, err := plan.Decode(y)
+	if err != nil {
+		t.Fatalf("the plan does not read back: %v", err)
+	}
+	if len(back.Steps) != len(p.Steps) {
+		t.Errorf("read back %d steps of %d", len(back.Steps), len(p.Steps))
+	}
+}
+
+func TestPlanUpgradeWithBlueGreenZtunnel(t *testing.T) {
+	snap, err := demo.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: demoBlueGreen, Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md strings.Builder
+	if err := plan.RenderMarkdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "upgrade/demo-revision-bluegreen-1.30-to-1.31.plan.md", []byte(md.String()))
+	assertHopsComplete(t, p)
+	install, ok := p.Step("ztunnel/bluegreen/install-green")
+	if !ok {
+		t.Fatal("no green install")
+	}
+	if install.HelmInstall.Values["revision"] != "1-31-4" || install.HelmInstall.Chart.Version != "1.31.4" {
+		t.Errorf("green must run 1.31.4 against the new revision: %v %v", install.HelmInstall.Chart.Version, install.HelmInstall.Values["revision"])
+	}
+	// Both revisions trust both ztunnels while blue runs; the old revision is still removed at the
+	// end, since green connects to the new one.
+	for _, id := range []string{"ztunnel/bluegreen/trust/istiod-1-31-4", "ztunnel/bluegreen/trust/istiod-1-30-3", "istiod/1-30-3/remove"} {
+		if st, ok := p.Step(id); !ok || st.Blocked != "" {
+			t.Errorf("step %s missing or blocked", id)
+		}
+	}
+	if slices.ContainsFunc(p.Steps, func(st plan.Step) bool {
+		return strings.HasPrefix(st.ID, "ztunnel/upgrade") || strings.HasPrefix(st.ID, "ztunnel/nodes")
+	}) {
+		t.Error("blue-green replaces the in-place or node-by-node ztunnel steps")
+	}
+	if p.Metadata.Options["ztunnel"] != ztunnel.NameBlueGreen {
+		t.Errorf("metadata options %v", p.Metadata.Options)
+	}
+}
+
+func TestPlanUpgradeRefusesAChainedBlueGreen(t *testing.T) {
+	s := meshtest.Healthy("1.29.2", 4)
+	_, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelBlueGreen{}, Today: today})
+	if !errors.Is(err, ambient.ErrInvalidOptions) || !strings.Contains(err.Error(), "blue-green replaces ztunnel once") {
+		t.Fatalf("err = %v", err)
+	}
+}

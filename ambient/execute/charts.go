@@ -70,8 +70,8 @@ func (e *Executor) checkCharts(ctx context.Context, p *plan.Plan) error {
 			if have != "" {
 				what = "which does not have it (the newest it has is " + have + ")"
 			}
-			return fmt.Errorf("%w: plan %q cannot run (nothing was changed): step %q needs chart %s %s from %s, %s; re-plan for a version the source has, or with a chart source that has it (a mirror, an OCI registry or a local folder): %w",
-				ErrChartMissing, p.Metadata.Name, st.ID, ref.Name, ref.Version, chartSource(ref), what, err)
+			return fmt.Errorf("%w: step %q needs chart %s %s from %s, %s; nothing was changed: re-plan for a version the source has, or with a chart source that has it (a mirror, an OCI registry or a local folder) (%w)",
+				ErrChartMissing, st.ID, ref.Name, ref.Version, chartSource(ref), what, err)
 		}
 		e.log.Debug("chart found in its source", "chart", ref.Name, "version", ref.Version, "source", chartSource(ref), "found", have)
 	}

@@ -84,6 +84,9 @@ func (s *Source) connect(protobuf bool) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	if cfg.QPS == 0 { // kubectl's defaults, not client-go's 5 a second: a plan has thousands of calls
+		cfg.QPS, cfg.Burst = 50, 300
+	}
 	ccfg := cfg
 	if protobuf {
 		ccfg = rest.CopyConfig(cfg)

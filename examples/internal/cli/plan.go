@@ -266,7 +266,11 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	var blocked []string
 	for _, s := range p.Steps {
 		if s.Blocked != "" {
-			blocked = append(blocked, fmt.Sprintf("%s (%s)", s.ID, s.Blocked))
+			why := s.Blocked
+			if r := []rune(why); len(r) > 200 { // the plan printed above says it all
+				why = string(r[:200]) + "…"
+			}
+			blocked = append(blocked, fmt.Sprintf("%s (%s)", s.ID, why))
 		}
 	}
 	var why []string

@@ -60,7 +60,8 @@ type KubernetesEventsOptions struct {
 // KubernetesEvents returns an Options.Observer that records the run's events in the cluster as
 // events.k8s.io/v1 Events, so `kubectl get events -n <namespace>` shows what the run did:
 //
-//   - regarding the plan's journal ConfigMap (its UID once the journal is written), related to the
+//   - regarding the plan's journal ConfigMap (with its UID once the journal is written, so `kubectl
+//     describe configmap` lists them too), related to the
 //     node concerned, if any; reason is the event type (StepStarted, WaitingOnPDB, ...), action the
 //     step's kind, type Warning for failures, retries, unhealthy gates, budgets holding a drain and
 //     sandbox retries, Normal otherwise; the note is "[index/total] step: message", at most 1 kB;
@@ -246,7 +247,7 @@ func (r *eventRecorder) event(ctx context.Context, ev Event, name string, now ti
 		ReportingInstance:   r.opts.Instance,
 		Action:              action,
 		Reason:              string(ev.Type),
-		Regarding:           corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: r.opts.Namespace, Name: r.journal, UID: r.journalUID(ctx, now)},
+		Regarding:           corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: r.opts.Namespace, Name: r.journal, UID: r.journalUID(ctx, ev.Type, now)},
 		Note:                truncate(note, noteLimit),
 		Type:                typ,
 	}
@@ -256,10 +257,11 @@ func (r *eventRecorder) event(ctx context.Context, ev Event, name string, now ti
 	return out
 }
 
-// journalUID returns the UID of the journal ConfigMap, looked up at most every 30 seconds until it is
-// found (a run writes its journal at its first step).
-func (r *eventRecorder) journalUID(ctx context.Context, now time.Time) types.UID {
-	if r.uid != "" || (!r.looked.IsZero() && now.Sub(r.looked) < eventsLookup) {
+// journalUID returns the UID of the journal ConfigMap once it exists. It looks at the first event, at
+// every StepFinished until found (the executor saves the journal before it reports a finished step)
+// and otherwise at most every 30 seconds.
+func (r *eventRecorder) journalUID(ctx context.Context, typ EventType, now time.Time) types.UID {
+	if r.uid != "" || (!r.looked.IsZero() && typ != EventStepFinished && now.Sub(r.looked) < eventsLookup) {
 		return r.uid
 	}
 	r.looked = now

@@ -66,8 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ask := &cli.Asker{In: stdin, Out: say, Yes: *yes}
 	var p *plan.Plan
-	fresh := !*saved && !*resume && *rollback == ""
-	if fresh {
+	if !*saved && !*resume && *rollback == "" {
 		snap, err := cl.Observe(ctx)
 		if err != nil {
 			return err
@@ -93,9 +92,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := cli.Verdict(p, planErr, c); err != nil {
 			return err
 		}
-		if !*dryRun && !ask.Ask(fmt.Sprintf("apply these %d steps to context %q?", len(p.Steps), src.Context)) {
-			return errors.New("not confirmed; nothing was changed")
-		}
 	} else {
 		b, err := os.ReadFile(*planFile)
 		if err != nil {
@@ -107,6 +103,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := cli.Verdict(p, nil, c); err != nil && *rollback == "" {
 			return err
 		}
+	}
+	if !*dryRun && !*resume && *rollback == "" && !ask.Ask(fmt.Sprintf("apply these %d steps to the cluster at %s?", len(p.Steps), cl.Config.Host)) {
+		return errors.New("not confirmed; nothing was changed")
 	}
 
 	helm, err := helmsdk.New(helmsdk.Options{Config: cl.Config})

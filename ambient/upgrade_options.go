@@ -33,8 +33,9 @@ const DefaultChartRepository = steps.DefaultChartRepository
 // ChartSource says where charts come from (a Helm repository, an OCI registry or a local folder).
 type ChartSource = steps.ChartSource
 
-// ErrBlocked is returned, with the plan, when findings stop the upgrade: the plan shows why.
-var ErrBlocked = errors.New("upgrade blocked by findings")
+// ErrBlocked is returned, with the plan, when findings stop the upgrade: the plan shows why. It is
+// plan.ErrBlocked, which every planner wraps.
+var ErrBlocked = plan.ErrBlocked
 
 // ErrNotSupported is returned for options this version of the library cannot plan yet.
 var ErrNotSupported = errors.New("not supported")

@@ -18,6 +18,10 @@ go vet -tags e2e ./e2e/...
 section "unit tests"
 go test -count=1 ./...
 
+section "race detector on concurrent planning"
+# Two goroutines plan from one snapshot; the planners must not write to it.
+CGO_ENABLED=1 go test -count=1 -race -run 'TestPlanningNeverChangesTheCallersSnapshot' ./ambient
+
 section "fuzz (short)"
 # Counted, not timed, and one worker: a timed run on a busy 2-core machine can end in the fuzzer's own
 # "context deadline exceeded" at shutdown, which says nothing about the code.

@@ -16,6 +16,10 @@ type outcome struct {
 	retryAfter time.Duration
 	changes    []string
 	done, of   int
+	// touched are objects the unit changed or, in a dry run, would change, besides those the
+	// action's objects func names (the pods a drain evicts); held are what holds the step back now
+	// (the PodDisruptionBudgets refusing evictions).
+	touched, held []mesh.ObjectRef
 }
 
 func finished(changes ...string) outcome { return outcome{finished: true, changes: changes} }
@@ -38,6 +42,9 @@ type action struct {
 	node func(st *plan.Step) string
 	// counts, when set, names what a finished step counts in node progress events ("drained").
 	counts string
+	// objects, when set, names the objects the step changes, from its payload; they are reported in
+	// StepResult.Objects.
+	objects func(st *plan.Step) []mesh.ObjectRef
 }
 
 // actions is the executor's table of action kinds.
@@ -49,6 +56,7 @@ var actions = map[plan.Kind]action{
 	plan.KindApplyObject:   applyObjectAction,
 	plan.KindDeleteObject:  deleteObjectAction,
 	plan.KindPatchLabels:   patchLabelsAction,
+	plan.KindAnnotate:      annotateAction,
 	plan.KindMoveTag:       moveTagAction,
 	plan.KindCordon:        cordonAction,
 	plan.KindUncordon:      uncordonAction,
@@ -101,3 +109,26 @@ func (e *Executor) markGone(r *run, st *plan.Step, node string) {
 	e.emit(ev)
 	e.log.Info("node gone: its steps are skipped", "node", node, "step", st.ID)
 }
+
+// objectsOf returns the objects a step's action names plus those a unit touched, without repeats.
+func objectsOf(st *plan.Step, out outcome) []mesh.ObjectRef {
+	var objs []mesh.ObjectRef
+	if a, ok := actions[st.Kind()]; ok && a.objects != nil {
+		objs = a.objects(st)
+	}
+	seen := map[mesh.ObjectRef]bool{}
+	res := objs[:0:0]
+	for _, o := range append(objs, out.touched...) {
+		if !seen[o] {
+			seen[o] = true
+			res = append(res, o)
+		}
+	}
+	return res
+}
+
+func helmReleaseRef(ns, name string) []mesh.ObjectRef {
+	return []mesh.ObjectRef{{Kind: "HelmRelease", Namespace: ns, Name: name}}
+}
+
+func nodeRef(name string) []mesh.ObjectRef { return []mesh.ObjectRef{{Kind: "Node", Name: name}} }

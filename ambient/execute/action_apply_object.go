@@ -14,6 +14,7 @@ var applyObjectAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.applyObjects(ctx, r, []map[string]any{st.ApplyObject.Object})
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.ApplyObject.Ref()} },
 }
 
 func objectFromPlan(m map[string]any) (*unstructured.Unstructured, error) {
@@ -46,15 +47,23 @@ func (e *Executor) applyObjects(ctx context.Context, r *run, objs []map[string]a
 			verb = "would apply (server dry run passed)"
 		}
 		what := describeObj(u)
-		attempt := 0
+		already := false
 		err = e.retry(ctx, "apply "+what, func(ctx context.Context) error {
-			if attempt++; attempt > 1 && !r.dry && e.applied(ctx, u) {
-				return nil // the earlier attempt went through and only its response was lost
+			// An object that already holds every planned field is not applied again: an earlier
+			// attempt went through and only its response was lost, or a run that crashed before
+			// its journal write applied it.
+			if !r.dry && e.applied(ctx, u) {
+				already = true
+				return nil
 			}
 			return e.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), opts...)
 		})
 		if err != nil {
 			return outcome{}, fmt.Errorf("server-side apply %s (field owner %s): %w", what, e.opts.FieldOwner, err)
+		}
+		if already {
+			changes = append(changes, what+" already holds the planned fields")
+			continue
 		}
 		changes = append(changes, verb+" "+what)
 	}

@@ -5,12 +5,20 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 var backupAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.backup(ctx, r, st, rec, st.Backup)
+	},
+	objects: func(st *plan.Step) []mesh.ObjectRef {
+		var out []mesh.ObjectRef
+		for _, o := range st.Backup.Objects {
+			out = append(out, o.Object)
+		}
+		return out
 	},
 }
 

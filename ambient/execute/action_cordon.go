@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +17,8 @@ var cordonAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Cordon.Node, true)
 	},
-	node: func(st *plan.Step) string { return st.Cordon.Node },
+	node:    func(st *plan.Step) string { return st.Cordon.Node },
+	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
 }
 
 func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {

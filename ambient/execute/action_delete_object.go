@@ -16,6 +16,7 @@ var deleteObjectAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.deleteObject(ctx, r, st.DeleteObject)
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.DeleteObject.Object} },
 }
 
 func refObject(apiVersion string, ref mesh.ObjectRef) (*unstructured.Unstructured, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,7 +51,11 @@ func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *
 			if len(targets) == 0 {
 				return finished(fmt.Sprintf("no pod with labels %v runs in %s; nothing to delete", ps.Selector, where)), nil
 			}
-			return finished(fmt.Sprintf("would delete %s in %s: %s", plural(len(targets), "pod", "pods"), where, limitList(podNames(targets), 10))), nil
+			out := finished(fmt.Sprintf("would delete %s in %s: %s", plural(len(targets), "pod", "pods"), where, limitList(podNames(targets), 10)))
+			for _, n := range podNames(targets) {
+				out.touched = append(out.touched, mesh.ObjectRef{Kind: "Pod", Namespace: ps.Namespace, Name: n})
+			}
+			return out, nil
 		}
 		rec.State["pods"] = strings.Join(targets, ",")
 		if err := e.save(ctx, r); err != nil {
@@ -96,7 +101,12 @@ func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *
 	if len(deleted) == 0 {
 		return finished(fmt.Sprintf("the selected pods in %s are already gone", where)), nil
 	}
-	return finished(fmt.Sprintf("deleted %s in %s: %s", plural(len(deleted), "pod", "pods"), where, limitList(deleted, 10))), nil
+	out := finished(fmt.Sprintf("deleted %s in %s: %s", plural(len(deleted), "pod", "pods"), where, limitList(deleted, 10)))
+	for _, d := range deleted {
+		ns, n, _ := strings.Cut(d, "/")
+		out.touched = append(out.touched, mesh.ObjectRef{Kind: "Pod", Namespace: ns, Name: n})
+	}
+	return out, nil
 }
 
 func podNames(targets []string) []string {

@@ -22,8 +22,9 @@ var drainAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},
-	node:   func(st *plan.Step) string { return st.Drain.Node },
-	counts: "drained",
+	node:    func(st *plan.Step) string { return st.Drain.Node },
+	counts:  "drained",
+	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Drain.Node) },
 }
 
 // annotationMirror marks a static (mirror) pod; the kubelet owns it and the API cannot evict it.
@@ -72,13 +73,15 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 			return outcome{}, err
 		}
 	}
-	var terminating, evict []*corev1.Pod
+	var terminating, evict, jobs []*corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		switch {
 		case stays(p), d.AmbientOnly && !ambientCaptured(p, ambientNS):
 		case p.DeletionTimestamp != nil:
 			terminating = append(terminating, p)
+		case d.KeepJobs && ownedByJob(p):
+			jobs = append(jobs, p) // its work is not stopped: the drain waits for it to finish
 		default:
 			if hasEmptyDir(p) && !d.DeleteEmptyDirData {
 				return outcome{}, fmt.Errorf("pod %s/%s on node %s mounts an emptyDir volume and the plan does not allow losing its data (drain.deleteEmptyDirData); move the pod or re-plan", p.Namespace, p.Name, d.Node)
@@ -86,7 +89,7 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 			evict = append(evict, p)
 		}
 	}
-	left := len(terminating) + len(evict)
+	left := len(terminating) + len(evict) + len(jobs)
 	total := max(atoi(rec.State["pods"]), left)
 	counted := false
 	if !r.dry && strconv.Itoa(total) != rec.State["pods"] {
@@ -134,12 +137,17 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	}
 	if r.dry {
 		msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(evict), "pod", "pods"), d.Node, limitList(podRefs(evict), 10))
+		if len(jobs) > 0 {
+			msg += fmt.Sprintf("; would wait for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 10))
+		}
 		if len(blocked) > 0 {
 			msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
 		}
-		return finished(msg), nil
+		out := finished(msg)
+		out.touched, out.held = podObjects(evict), budgetObjects(pdbNames)
+		return out, nil
 	}
-	still := len(terminating) + len(blocked) + len(failed)
+	still := len(terminating) + len(blocked) + len(failed) + len(jobs)
 	done := total - still
 	elapsed := e.clock.Now().Sub(rec.AttemptStarted)
 	if elapsed > timeout && !r.dry {
@@ -156,6 +164,10 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
 			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))
 	}
+	if len(jobs) > 0 && elapsed > timeout {
+		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; the plan waits for running Jobs and %s still run: %s; let them finish and run again (the journal resumes the drain), or re-plan evicting Jobs",
+			ErrTimeout, d.Node, timeout, plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 10))
+	}
 	if elapsed > timeout {
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; see why they do not terminate (finalizers, grace periods), then run again",
 			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(terminating), failed...), 10))
@@ -163,6 +175,9 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	progress := fmt.Sprintf("node %s: %d/%d pods evicted", d.Node, done, total)
 	if len(terminating) > 0 {
 		progress += fmt.Sprintf(", %d terminating", len(terminating))
+	}
+	if len(jobs) > 0 {
+		progress += fmt.Sprintf(", waiting for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 3))
 	}
 	wait := time.Duration(0)
 	if len(blocked) > 0 {
@@ -178,13 +193,41 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		if len(evicted) > 0 && len(terminating) == 0 && len(failed) == 0 {
 			wait = time.Nanosecond // evictions went through: look again at once for the pods to go
 		}
+		if len(jobs) > 0 && len(evicted) == 0 {
+			wait = max(wait, e.opts.PollInterval) // Jobs take their time
+		}
 	}
 	if counted { // keep the count for the next unit, which may run in another process (Step)
 		if err := e.save(ctx, r); err != nil {
 			return outcome{}, err
 		}
 	}
-	return outcome{progress: progress, retryAfter: wait, done: done, of: total}, nil
+	return outcome{progress: progress, retryAfter: wait, done: done, of: total, touched: podObjects(evict), held: budgetObjects(pdbNames)}, nil
+}
+
+// podObjects names pods as objects.
+func podObjects(ps []*corev1.Pod) []mesh.ObjectRef {
+	out := make([]mesh.ObjectRef, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, mesh.ObjectRef{Kind: "Pod", Namespace: p.Namespace, Name: p.Name})
+	}
+	return out
+}
+
+// budgetObjects turns "namespace/name" budget names into objects.
+func budgetObjects(names []string) []mesh.ObjectRef {
+	var out []mesh.ObjectRef
+	for _, n := range names {
+		ns, name, _ := strings.Cut(n, "/")
+		out = append(out, mesh.ObjectRef{Kind: "PodDisruptionBudget", Namespace: ns, Name: name})
+	}
+	return out
+}
+
+// ownedByJob reports whether a Job controls the pod.
+func ownedByJob(p *corev1.Pod) bool {
+	c := metav1.GetControllerOf(p)
+	return c != nil && c.Kind == "Job"
 }
 
 func podRefs(ps []*corev1.Pod) []string {

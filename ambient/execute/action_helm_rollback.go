@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 var helmRollbackAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmRollback(ctx, r, rec, st.HelmRollback)
+	},
+	objects: func(st *plan.Step) []mesh.ObjectRef {
+		return helmReleaseRef(st.HelmRollback.Namespace, st.HelmRollback.Release)
 	},
 }
 

@@ -13,6 +13,9 @@ var helmUninstallAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmUninstall(ctx, r, st, rec, st.HelmUninstall)
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef {
+		return helmReleaseRef(st.HelmUninstall.Namespace, st.HelmUninstall.Release)
+	},
 }
 
 func (e *Executor) helmUninstall(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, u *plan.HelmUninstall) (outcome, error) {

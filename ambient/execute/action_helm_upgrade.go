@@ -31,6 +31,9 @@ var helmUpgradeAction = action{
 		}
 		add("Helm release %s no longer exists", key)
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef {
+		return helmReleaseRef(st.HelmUpgrade.Namespace, st.HelmUpgrade.Release)
+	},
 }
 
 func (e *Executor) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -28,4 +28,11 @@ var moveTagAction = action{
 			add("tag %s points at %s, the plan expected %s", t.Name, t.Revision, m.From)
 		}
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef {
+		var out []mesh.ObjectRef
+		for _, o := range st.MoveTag.Objects {
+			out = append(out, plan.ApplyObject{Object: o}.Ref())
+		}
+		return out
+	},
 }

@@ -6,21 +6,46 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 var patchLabelsAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
-		return e.patchLabels(ctx, r, st.PatchLabels)
+		pl := st.PatchLabels
+		return e.patchMetadata(ctx, r, st, metadataPatch{field: "labels", verb: "label", apiVersion: pl.APIVersion, object: pl.Object, set: pl.Set, remove: pl.Remove})
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.PatchLabels.Object} },
+	node:    func(st *plan.Step) string { return nodeName(st.PatchLabels.Object) },
 }
 
-func (e *Executor) patchLabels(ctx context.Context, r *run, pl *plan.PatchLabels) (outcome, error) {
+// nodeName is the object's name when it is a node, else "".
+func nodeName(o mesh.ObjectRef) string {
+	if o.Kind == "Node" {
+		return o.Name
+	}
+	return ""
+}
+
+// metadataPatch sets and removes keys of one metadata map (labels or annotations) of one object.
+type metadataPatch struct {
+	field, verb string
+	apiVersion  string
+	object      mesh.ObjectRef
+	set         map[string]string
+	remove      []string
+}
+
+// patchMetadata merge-patches only the keys that differ (a re-run that finds them as planned changes
+// nothing). A node that is gone is skipped.
+func (e *Executor) patchMetadata(ctx context.Context, r *run, st *plan.Step, m metadataPatch) (outcome, error) {
 	var change string
-	err := e.retry(ctx, "patch labels of "+pl.Object.String(), func(ctx context.Context) error {
-		u, err := refObject(pl.APIVersion, pl.Object)
+	err := e.retry(ctx, "patch "+m.field+" of "+m.object.String(), func(ctx context.Context) error {
+		u, err := refObject(m.apiVersion, m.object)
 		if err != nil {
 			return err
 		}
@@ -28,36 +53,46 @@ func (e *Executor) patchLabels(ctx context.Context, r *run, pl *plan.PatchLabels
 			return err
 		}
 		have := u.GetLabels()
+		if m.field == "annotations" {
+			have = u.GetAnnotations()
+		}
 		patch := map[string]any{}
 		var what []string
-		for k, v := range pl.Set {
+		for k, v := range m.set {
 			if cur, ok := have[k]; !ok || cur != v {
 				patch[k] = v
 				what = append(what, k+"="+v)
 			}
 		}
-		for _, k := range pl.Remove {
+		for _, k := range m.remove {
 			if _, ok := have[k]; ok {
 				patch[k] = nil
 				what = append(what, k+"-")
 			}
 		}
 		if len(patch) == 0 {
-			change = "labels of " + pl.Object.String() + " are already as planned"
+			change = m.field + " of " + m.object.String() + " are already as planned"
 			return nil
 		}
 		sortStrings(what)
-		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": patch}})
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{m.field: patch}})
 		var opts []client.PatchOption
-		change = "labelled " + pl.Object.String() + " " + strings.Join(what, " ")
+		change = m.verb + "ed " + m.object.String() + " " + strings.Join(what, " ")
+		if m.verb == "label" {
+			change = "labelled " + m.object.String() + " " + strings.Join(what, " ")
+		}
 		if r.dry {
 			opts = append(opts, client.DryRunAll)
-			change = "would label " + pl.Object.String() + " " + strings.Join(what, " ")
+			change = "would " + m.verb + " " + m.object.String() + " " + strings.Join(what, " ")
 		}
 		return e.c.Patch(ctx, u, client.RawPatch(types.MergePatchType, body), opts...)
 	})
+	if apierrors.IsNotFound(err) && m.object.Kind == "Node" {
+		e.markGone(r, st, m.object.Name)
+		return skippedGone(m.object.Name), nil
+	}
 	if err != nil {
-		return outcome{}, fmt.Errorf("patch labels of %s: %w", pl.Object, err)
+		return outcome{}, fmt.Errorf("patch %s of %s: %w", m.field, m.object, err)
 	}
 	return finished(change), nil
 }

@@ -21,6 +21,7 @@ var restartAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.restart(ctx, r, st, rec, st.Restart)
 	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return append([]mesh.ObjectRef(nil), st.Restart.Workloads...) },
 }
 
 // annotationRestartedAt is what kubectl rollout restart stamps on the pod template.

@@ -3,6 +3,7 @@ package execute
 import (
 	"context"
 
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
@@ -10,5 +11,6 @@ var uncordonAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Uncordon.Node, false)
 	},
-	node: func(st *plan.Step) string { return st.Uncordon.Node },
+	node:    func(st *plan.Step) string { return st.Uncordon.Node },
+	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Uncordon.Node) },
 }

@@ -87,6 +87,10 @@ var checkTable = map[plan.CheckType]checkFunc{
 	plan.CheckBackupReadable:         typed(checkBackupReadable),
 	plan.CheckCRDsEstablished:        typed(checkCRDsEstablished),
 	plan.CheckRevisionExistsAndReady: typed(checkRevisionReady),
+	plan.CheckNodesReady:             typed(checkNodesReady),
+	plan.CheckNodeAgentAbsent:        typed(checkNodeAgentAbsent),
+	plan.CheckWorkloadsReady:         typed(checkWorkloadsReady),
+	plan.CheckNoAmbientPods:          typed(checkNoAmbientPods),
 }
 
 // typed adapts a check over its argument struct: the params are decoded strictly first.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,11 +78,10 @@ func checkNodeAgentReady(cp *checkPass, ctx context.Context, c plan.Check, a pla
 			good[pods.Items[i].Spec.NodeName] = true
 		}
 	}
-	nodeSel := labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector)
 	var missing []string
 	eligible := 0
 	for _, n := range nodes.Items {
-		if !nodeSel.Matches(labels.Set(n.Labels)) || !nodeReady(&n) {
+		if !schedulesOn(&ds.Spec.Template.Spec, &n) || !nodeReady(&n) {
 			continue
 		}
 		eligible++
@@ -110,4 +110,55 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// schedulesOn reports whether a DaemonSet with the pod spec places a pod on the node: its node
+// selector and its required node affinity match the node's labels (the DaemonSet controller's
+// predicate, k8s.io/component-helpers/scheduling/corev1/nodeaffinity; taints are tolerated by the
+// Istio node agents).
+func schedulesOn(spec *corev1.PodSpec, n *corev1.Node) bool {
+	if !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(n.Labels)) {
+		return false
+	}
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return true
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		if termMatches(term, n.Labels) {
+			return true // terms are ORed
+		}
+	}
+	return false
+}
+
+// termMatches evaluates one node selector term's label expressions (ANDed).
+func termMatches(term corev1.NodeSelectorTerm, l map[string]string) bool {
+	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
+		return false // an empty term matches nothing
+	}
+	for _, e := range term.MatchExpressions {
+		v, has := l[e.Key]
+		switch e.Operator {
+		case corev1.NodeSelectorOpIn:
+			if !has || !slices.Contains(e.Values, v) {
+				return false
+			}
+		case corev1.NodeSelectorOpNotIn:
+			if has && slices.Contains(e.Values, v) {
+				return false
+			}
+		case corev1.NodeSelectorOpExists:
+			if !has {
+				return false
+			}
+		case corev1.NodeSelectorOpDoesNotExist:
+			if has {
+				return false
+			}
+		default: // Gt, Lt: not used by the charts' affinities; treat as not matching
+			return false
+		}
+	}
+	return true
 }

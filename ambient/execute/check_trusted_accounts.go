@@ -3,6 +3,8 @@ package execute
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -29,15 +31,17 @@ func checkTrustedAccounts(cp *checkPass, ctx context.Context, _ plan.Check, a pl
 			bad = append(bad, fmt.Sprintf("revision %s reads its trusted accounts from a ConfigMap or Secret the snapshot cannot read", r.Name))
 			continue
 		}
-		for _, a := range want {
-			found := false
-			for _, t := range r.TrustedZtunnelAccounts {
-				if t == a {
-					found = true
-				}
+		for _, acc := range want {
+			if !slices.Contains(r.TrustedZtunnelAccounts, acc) {
+				bad = append(bad, fmt.Sprintf("revision %s does not trust %s (trusts %s)", r.Name, acc, orNone(r.TrustedZtunnelAccounts)))
 			}
-			if !found {
-				bad = append(bad, fmt.Sprintf("revision %s does not trust %s (trusts %s)", r.Name, a, orNone(r.TrustedZtunnelAccounts)))
+		}
+		if !a.Only {
+			continue
+		}
+		for _, t := range r.TrustedZtunnelAccounts {
+			if !slices.Contains(want, t) {
+				bad = append(bad, fmt.Sprintf("revision %s still trusts %s, want only %s", r.Name, t, strings.Join(want, ",")))
 			}
 		}
 	}

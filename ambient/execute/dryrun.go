@@ -28,6 +28,7 @@ func (e *Executor) dryStep(ctx context.Context, r *run, st *plan.Step) (StepResu
 		changes = append(changes, "would then verify: "+describeChecks(st.Postconditions))
 	}
 	sr.Changes, sr.Message = changes, summary(out.changes)
+	sr.Objects, sr.Held = objectsOf(st, out), out.held
 	ev := e.stepEvent(r, st, EventDryRun, st.Description)
 	ev.Changes = changes
 	e.emit(ev)

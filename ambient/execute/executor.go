@@ -419,7 +419,8 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		if err != nil {
 			return sr, e.fail(ctx, r, st, rec, err)
 		}
-		sr.Done, sr.Of = out.done, out.of
+		sr.Done, sr.Of, sr.Held = out.done, out.of, out.held
+		sr.Objects = objectsOf(st, out)
 		if !out.finished {
 			sr.Status, sr.Message, sr.RetryAfter = StatusInProgress, out.progress, out.retryAfter
 			if out.progress != "" && out.progress != rec.Message {

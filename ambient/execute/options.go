@@ -182,8 +182,13 @@ type StepResult struct {
 	Skipped bool
 	// Message is the last progress line ("node pool-a-3: 4/9 pods evicted; waiting on PDB data/pg").
 	Message string
-	// Changes says what the step changed or, in a dry run, would change.
+	// Changes says what the step changed or, in a dry run, would change, in words.
 	Changes []string
+	// Objects are the objects the step changed or, in a dry run, would change: the Helm release, the
+	// node, the pods a drain evicts, the objects applied or deleted. Held names what holds it back
+	// right now (the PodDisruptionBudgets refusing a drain's evictions).
+	Objects []mesh.ObjectRef
+	Held    []mesh.ObjectRef
 	// RetryAfter is how long to wait before the next unit of an in-progress step.
 	RetryAfter time.Duration
 	// Done and Of count progress inside the step.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
@@ -386,30 +388,44 @@ func TestADryRunChangesNothingAndSaysWhatEachStepWouldDo(t *testing.T) {
 			t.Errorf("step %s: %s %v", sr.StepID, sr.Status, sr.Changes)
 		}
 	}
-	want := map[string]string{
-		"base/upgrade":                    "would upgrade Helm release istio-system/istio-base from chart base-1.30.3 #1 to base 1.31.4",
-		"ztunnel/node/batch-1/drain":      "would evict 2 pods from node batch-1: legacy/billing-0, shop/cart-0",
-		"ztunnel/node/general-0/drain":    "would evict 2 pods from node general-0: shop/cart-1, shop/db-0; right now 1 eviction would be refused by PodDisruptionBudget shop/db",
-		"ztunnel/node/general-0/replace":  "would delete 1 pod in namespace istio-system on node general-0: ztunnel-general-0",
-		"tags/prod/move":                  "would apply (server dry run passed) MutatingWebhookConfiguration istio-revision-tag-prod",
-		"istiod/1-30-3/remove":            "would uninstall Helm release istio-system/istiod-1-30-3",
-		"istiod/1-30-3/backup":            "would back up HelmRelease istio-system/istiod-1-30-3 (chart istiod-1.30.3 #1, values included)",
-		"namespaces/shop/waypoint":        "would label Namespace shop istio.io/use-waypoint=shop-waypoint",
-		"ztunnel/node/general-0/cordon":   "would have cordoned node general-0",
-		"istiod/1-31-4/install":           "would install Helm release istio-system/istiod-1-31-4 from chart istiod 1.31.4",
-		"legacy/old-config/delete":        "would delete (after checking the backup written by step istiod/1-30-3/backup) ConfigMap legacy/old-config",
-		"ztunnel/node/general-0/wait":     "would wait until ztunnel 1.31.4 ready on general-0",
-		"tags/prod/restart":               "would restart 1 workload in 1 batch(es) of 1: Deployment legacy/billing",
-		"ztunnel/ztunnel/on-delete":       "would upgrade Helm release istio-system/ztunnel from chart ztunnel-1.30.3 #1 to ztunnel 1.31.4 (values that change: revision, updateStrategy)",
-		"istiod/1-30-3/approve":           "would ask for approval: remove revision 1-30-3",
-		"ztunnel/batch/1/health":          `would wait 30s, then ask probe "mesh-health" about ztunnel batch`,
-		"cni/upgrade":                     "would first check: a 1.31 control plane is ready",
-		"ztunnel/ztunnel/rolling-update":  "would upgrade Helm release istio-system/ztunnel",
-		"ztunnel/node/general-0/uncordon": "node general-0 is already uncordoned",
+	// What each step would change, as objects (and what would hold it back), not as sentences.
+	type would struct {
+		Kind    plan.Kind
+		Objects []string
+		Held    []string
 	}
+	refs := func(objs []mesh.ObjectRef) []string {
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.String())
+		}
+		sort.Strings(out)
+		return out
+	}
+	got := map[string]would{}
 	for _, sr := range res.Steps {
-		if s, ok := want[sr.StepID]; ok && !strings.Contains(strings.Join(sr.Changes, "\n"), s) {
-			t.Errorf("step %s would: %q\nwant it to say %q", sr.StepID, sr.Changes, s)
+		got[sr.StepID] = would{sr.Kind, refs(sr.Objects), refs(sr.Held)}
+	}
+	want := map[string]would{
+		"base/upgrade":                    {plan.KindHelmUpgrade, []string{"HelmRelease istio-system/istio-base"}, nil},
+		"istiod/1-31-4/install":           {plan.KindHelmInstall, []string{"HelmRelease istio-system/istiod-1-31-4"}, nil},
+		"ztunnel/node/batch-1/drain":      {plan.KindDrain, []string{"Node batch-1", "Pod legacy/billing-0", "Pod shop/cart-0"}, nil},
+		"ztunnel/node/general-0/drain":    {plan.KindDrain, []string{"Node general-0", "Pod shop/cart-1", "Pod shop/db-0"}, []string{"PodDisruptionBudget shop/db"}},
+		"ztunnel/node/general-0/replace":  {plan.KindDeletePod, []string{"Pod istio-system/ztunnel-general-0"}, nil},
+		"ztunnel/node/general-0/cordon":   {plan.KindCordon, []string{"Node general-0"}, nil},
+		"ztunnel/node/general-0/uncordon": {plan.KindUncordon, []string{"Node general-0"}, nil},
+		"tags/prod/move":                  {plan.KindMoveTag, []string{"MutatingWebhookConfiguration istio-revision-tag-prod"}, nil},
+		"tags/prod/restart":               {plan.KindRestart, []string{"Deployment legacy/billing"}, nil},
+		"namespaces/shop/waypoint":        {plan.KindPatchLabels, []string{"Namespace shop"}, nil},
+		"istiod/1-30-3/backup":            {plan.KindBackup, []string{"ConfigMap legacy/old-config", "Deployment istio-system/istiod-1-30-3", "HelmRelease istio-system/istiod-1-30-3"}, nil},
+		"istiod/1-30-3/remove":            {plan.KindHelmUninstall, []string{"HelmRelease istio-system/istiod-1-30-3"}, nil},
+		"legacy/old-config/delete":        {plan.KindDeleteObject, []string{"ConfigMap legacy/old-config"}, nil},
+		"istiod/1-30-3/approve":           {plan.KindApproval, nil, nil},
+		"ztunnel/batch/1/health":          {plan.KindHealthGate, nil, nil},
+	}
+	for id, wv := range want {
+		if d := cmp.Diff(wv, got[id]); d != "" {
+			t.Errorf("step %s would change (-want +got):\n%s", id, d)
 		}
 	}
 	if eff := w.Effects(); len(eff) != 0 {

@@ -52,6 +52,7 @@ func (s *Snapshot) Normalize() {
 		sortVersions(s.Workloads[i].ProxyVersions)
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
+	sort.Slice(s.NodePools, func(i, j int) bool { return s.NodePools[i].Name < s.NodePools[j].Name })
 	for i := range s.Nodes {
 		t := s.Nodes[i].Taints
 		sort.Slice(t, func(a, b int) bool {
@@ -204,6 +205,7 @@ func (s *Snapshot) normalized() bool {
 		sort.SliceIsSorted(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name }) &&
 		sort.SliceIsSorted(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) }) &&
 		sort.SliceIsSorted(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name }) &&
+		sort.SliceIsSorted(s.NodePools, func(i, j int) bool { return s.NodePools[i].Name < s.NodePools[j].Name }) &&
 		sort.SliceIsSorted(s.PodDisruptionBudgets, func(i, j int) bool {
 			return refLess(s.PodDisruptionBudgets[i].Ref(), s.PodDisruptionBudgets[j].Ref())
 		}) &&

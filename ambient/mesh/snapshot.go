@@ -38,6 +38,8 @@ type Snapshot struct {
 	Workloads []Workload `json:"workloads,omitempty"`
 	// Nodes with their pool, readiness, cordon state and taints.
 	Nodes []Node `json:"nodes,omitempty"`
+	// NodePools are Karpenter's NodePools (karpenter.sh/v1), when Karpenter is installed.
+	NodePools []NodePool `json:"nodePools,omitempty"`
 	// PodDisruptionBudgets of every namespace.
 	PodDisruptionBudgets []PodDisruptionBudget `json:"podDisruptionBudgets,omitempty"`
 	// Policies are Istio configuration objects that matter to ambient: AuthorizationPolicy,
@@ -373,6 +375,9 @@ type Workload struct {
 	LocalStorage bool `json:"localStorage,omitempty"`
 	// GatewayName is the gateway.networking.k8s.io/gateway-name label of generated gateway pods.
 	GatewayName string `json:"gatewayName,omitempty"`
+	// TerminationGracePeriodSeconds is the longest grace period of its pods (0 when none is set: the
+	// API server's default is 30).
+	TerminationGracePeriodSeconds int64 `json:"terminationGracePeriodSeconds,omitempty"`
 }
 
 // Ref names the owning object.
@@ -609,4 +614,23 @@ type GatewayAPI struct {
 	BundleVersion string `json:"bundleVersion,omitempty"`
 	// Channel is "standard" or "experimental".
 	Channel string `json:"channel,omitempty"`
+}
+
+// NodePool is a Karpenter NodePool (karpenter.sh/v1): the labels its nodes get and its limits.
+type NodePool struct {
+	Name string `json:"name"`
+	// Labels are spec.template.metadata.labels: every node the pool launches carries them.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Limits are spec.limits ("cpu": "1000"); a limit of 0 stops the pool from launching nodes.
+	Limits map[string]string `json:"limits,omitempty"`
+}
+
+// NodePool returns the Karpenter NodePool with the name.
+func (s *Snapshot) NodePool(name string) (NodePool, bool) {
+	for _, p := range s.NodePools {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return NodePool{}, false
 }

@@ -53,6 +53,7 @@ const (
 type builder struct {
 	namespaces map[string]map[string]string // name → mesh labels; present once seen
 	nodes      []mesh.Node
+	nodePools  []mesh.NodePool
 	kubelets   []string
 	// kubectlVersion is the server version of kubectl version output (offline), read at
 	// kubectlVersionAt ("" when there was none).

@@ -15,6 +15,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 		Revisions:            b.revisions,
 		Ztunnels:             b.ztunnels,
 		Nodes:                b.nodes,
+		NodePools:            b.nodePools,
 		PodDisruptionBudgets: b.pdbs,
 		Policies:             b.policies,
 		CRDs:                 b.crds,

@@ -152,10 +152,10 @@ var kinds = []kind{
 		add: policyAdd("DestinationRule")},
 	{plural: "gateways", group: "gateway.networking.k8s.io", kind: "Gateway", versions: []string{"v1"}, form: untyped, optional: true,
 		add: typedAdd((*builder).addGateway)},
-	// NodePools are listed only to learn whether Karpenter is installed (Observation.Skipped says when it
-	// is not); node pools themselves come from node labels.
+	// NodePools: the labels Karpenter gives the nodes of each pool (blue-green ztunnel labels green
+	// capacity through them); Observation.Skipped says when Karpenter is not installed.
 	{plural: "nodepools", group: "karpenter.sh", kind: "NodePool", versions: []string{"v1"}, form: untyped, optional: true,
-		add: func(*builder, runtime.Object) error { return nil }},
+		add: typedAdd((*builder).addNodePool)},
 	// Namespace migration: the observability configuration that a move to ambient can break.
 	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
 		listOpts: []client.ListOption{client.HasLabels{dashboardLabel}}, maxPage: dashboardPageSize,

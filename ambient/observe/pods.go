@@ -33,6 +33,7 @@ type workloadAgg struct {
 	revMixed      bool
 	nodes         map[string]bool
 	localStorage  bool
+	grace         int64
 }
 
 // namespaceAgg counts a namespace's pods. Whether a pod without a dataplane-mode label should be
@@ -249,6 +250,9 @@ func (b *builder) addPod(p *corev1.Pod) {
 	if mountsEmptyDir(p) {
 		w.localStorage = true
 	}
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g > w.grace {
+		w.grace = *g
+	}
 
 	// Namespace summary.
 	n := b.podNS[p.Namespace]
@@ -293,6 +297,8 @@ func (w *workloadAgg) workload(k workloadKey) mesh.Workload {
 		HostNetwork:  w.hostNetwork,
 		LocalStorage: w.localStorage,
 		GatewayName:  w.labels[labelGatewayName],
+
+		TerminationGracePeriodSeconds: w.grace,
 	}
 	if len(w.sidecarRevs) > 0 {
 		out.SidecarRevisions = map[string]int{}
@@ -373,6 +379,7 @@ func (w *workloadAgg) merge(o *workloadAgg) {
 		w.nodes[n] = true
 	}
 	w.localStorage = w.localStorage || o.localStorage
+	w.grace = max(w.grace, o.grace)
 }
 
 // summary turns a namespace's counters into a PodSummary, now that its labels are known.

@@ -29,6 +29,10 @@ const (
 	CheckBackupReadable         CheckType = "BackupReadable"
 	CheckCRDsEstablished        CheckType = "CRDsEstablished"
 	CheckRevisionExistsAndReady CheckType = "RevisionReady"
+	CheckNodesReady             CheckType = "NodesReady"
+	CheckNodeAgentAbsent        CheckType = "NodeAgentAbsent"
+	CheckWorkloadsReady         CheckType = "WorkloadsReady"
+	CheckNoAmbientPods          CheckType = "NoAmbientPods"
 )
 
 // Check is one verifiable condition, as data. Its arguments are typed (one *Args struct per check
@@ -130,6 +134,16 @@ var checkSpecs = map[CheckType]checkSpec{
 	CheckBackupReadable:         spec[BackupReadableArgs]("", nil),
 	CheckCRDsEstablished:        spec[CRDsEstablishedArgs]("", nil),
 	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", nil),
+	CheckNodesReady: spec[NodesReadyArgs]("", func(c Check) string {
+		return "kubectl get nodes -l " + c.Params["selector"]
+	}),
+	CheckNodeAgentAbsent: spec[NodeAgentAbsentArgs]("DaemonSet", func(c Check) string {
+		return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", c.Object.Namespace, c.Params["node"])
+	}),
+	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", nil),
+	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
+		return "kubectl get pods -A -o wide  # on the nodes labelled " + c.Params["selector"]
+	}),
 }
 
 // CheckTypes returns every check type, sorted.
@@ -254,10 +268,34 @@ type WorkloadsOnRevisionArgs struct {
 }
 
 // TrustedAccountsArgs: every revision (or Revision) trusts Accounts ("namespace/serviceaccount"), or
-// every running ztunnel's account when Accounts is empty.
+// every running ztunnel's account when Accounts is empty; with Only, it trusts no other account.
 type TrustedAccountsArgs struct {
 	Accounts []string `param:"accounts"`
 	Revision string   `param:"revision"`
+	Only     bool     `param:"only"`
+}
+
+// NodesReadyArgs: at least Min ready nodes carry the labels of Selector ("key=value,key2=value2").
+type NodesReadyArgs struct {
+	Selector string `param:"selector,required"`
+	Min      int    `param:"min"`
+}
+
+// NodeAgentAbsentArgs: no pod of the DaemonSet (the check's object), not even a terminating one, is
+// on Node.
+type NodeAgentAbsentArgs struct {
+	Node string `param:"node,required"`
+}
+
+// WorkloadsReadyArgs: every listed workload ("Kind/namespace/name": Deployments, StatefulSets) has
+// all its replicas updated, ready and available.
+type WorkloadsReadyArgs struct {
+	Workloads []string `param:"workloads,required"`
+}
+
+// NoAmbientPodsArgs: no pod that ambient captures runs on a node carrying the labels of Selector.
+type NoAmbientPodsArgs struct {
+	Selector string `param:"selector,required"`
 }
 
 // FindingsClearArgs: ComputeCompatibility of the live mesh reports nothing that stops an upgrade to
@@ -313,3 +351,7 @@ func (DefaultRevisionArgs) CheckType() CheckType     { return CheckDefaultRevisi
 func (BackupReadableArgs) CheckType() CheckType      { return CheckBackupReadable }
 func (CRDsEstablishedArgs) CheckType() CheckType     { return CheckCRDsEstablished }
 func (RevisionReadyArgs) CheckType() CheckType       { return CheckRevisionExistsAndReady }
+func (NodesReadyArgs) CheckType() CheckType          { return CheckNodesReady }
+func (NodeAgentAbsentArgs) CheckType() CheckType     { return CheckNodeAgentAbsent }
+func (WorkloadsReadyArgs) CheckType() CheckType      { return CheckWorkloadsReady }
+func (NoAmbientPodsArgs) CheckType() CheckType       { return CheckNoAmbientPods }

@@ -18,6 +18,9 @@ type NodeDrain struct {
 	// ztunnel replacement drains so the nodes that ran no ambient pod when the plan was made: pods
 	// evicted from earlier nodes may have been rescheduled onto them since.
 	AmbientOnly bool `json:"ambientOnly,omitempty"`
+	// KeepJobs leaves the pods of running Jobs alone: the drain waits until they finish (within its
+	// timeout) instead of stopping their work.
+	KeepJobs bool `json:"keepJobs,omitempty"`
 }
 
 var drainKind = kindSpec{
@@ -36,6 +39,9 @@ var drainKind = kindSpec{
 				"kubectl get pods -A --field-selector spec.nodeName=" + d.Node + " -o wide  # ambient namespaces, not istio.io/dataplane-mode=none, no sidecar"}
 		}
 		c := "kubectl drain " + d.Node
+		if d.KeepJobs {
+			c = "# wait for the pods of running Jobs on " + d.Node + " to finish first (kubectl get pods -A --field-selector spec.nodeName=" + d.Node + "), then:\n" + c
+		}
 		if d.IgnoreDaemonSets {
 			c += " --ignore-daemonsets"
 		}

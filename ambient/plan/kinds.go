@@ -22,7 +22,7 @@ type kindSpec struct {
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{
 	helmInstallKind, helmUpgradeKind, helmUninstallKind, helmRollbackKind,
-	applyObjectKind, deleteObjectKind, patchLabelsKind, moveTagKind,
+	applyObjectKind, deleteObjectKind, patchLabelsKind, annotateKind, moveTagKind,
 	cordonKind, uncordonKind, drainKind, deletePodKind, restartKind,
 	waitForKind, verifyKind, backupKind, approvalKind, healthGateKind,
 }

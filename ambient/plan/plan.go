@@ -47,6 +47,10 @@ func New(md Metadata) *Plan {
 // ErrInvalidPlan is wrapped by every validation and decoding error.
 var ErrInvalidPlan = errors.New("invalid plan")
 
+// ErrBlocked is wrapped by a planner's error when findings stop planning; the plan is returned with
+// the findings (and no steps), so callers can still show why. ambient.ErrBlocked is the same error.
+var ErrBlocked = errors.New("blocked by findings")
+
 // ErrInvalidOptions is wrapped by errors about a planner's options or inputs the caller can fix:
 // unknown waiver codes, conflicting settings, values that are not JSON. ambient.ErrInvalidOptions is
 // the same error.

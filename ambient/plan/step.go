@@ -33,6 +33,7 @@ type Step struct {
 	ApplyObject   *ApplyObject   `json:"applyObject,omitempty"`
 	DeleteObject  *DeleteObject  `json:"deleteObject,omitempty"`
 	PatchLabels   *PatchLabels   `json:"patchLabels,omitempty"`
+	Annotate      *Annotate      `json:"annotate,omitempty"`
 	MoveTag       *TagMove       `json:"moveTag,omitempty"`
 	Cordon        *NodeRef       `json:"cordon,omitempty"`
 	Uncordon      *NodeRef       `json:"uncordon,omitempty"`
@@ -69,6 +70,7 @@ const (
 	KindApplyObject   Kind = "ApplyObject"
 	KindDeleteObject  Kind = "DeleteObject"
 	KindPatchLabels   Kind = "PatchLabels"
+	KindAnnotate      Kind = "Annotate"
 	KindMoveTag       Kind = "MoveTag"
 	KindCordon        Kind = "Cordon"
 	KindUncordon      Kind = "Uncordon"

@@ -81,6 +81,7 @@ func (w *World) chartIstiod(ctx context.Context, op string, rel execute.Release)
 	if op == "uninstall" {
 		_ = w.Base.Delete(ctx, d)
 		_ = w.Base.Delete(ctx, mwc)
+		w.collect(ctx, "Deployment", rel.Namespace, name)
 		return
 	}
 	replicas := int32(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sort"
 	"strings"
 
@@ -373,7 +374,11 @@ func (w *World) disruptionsAllowed(ctx context.Context, b *policyv1.PodDisruptio
 	return max(0, healthy-desired), true
 }
 
-// syncBudgets recomputes the status of the namespace's budgets, like the disruption controller.
+// SyncBudgets recomputes the status of the namespace's PodDisruptionBudgets from its pods, as the
+// disruption controller does; the world calls it after every pod change, a test after editing a
+// budget.
+func (w *World) SyncBudgets(ctx context.Context, ns string) { w.syncBudgets(ctx, ns) }
+
 func (w *World) syncBudgets(ctx context.Context, ns string) {
 	var pdbs policyv1.PodDisruptionBudgetList
 	if err := w.Base.List(ctx, &pdbs, client.InNamespace(ns)); err != nil {
@@ -552,4 +557,44 @@ func copyLabels(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// establishCRDs plays the API server's CRD controller: every CustomResourceDefinition is
+// Established (a kubectl dump trimmed of status has none).
+func (w *World) establishCRDs(ctx context.Context) error {
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := w.Base.List(ctx, &crds); err != nil {
+		return fmt.Errorf("list CRDs: %w", err)
+	}
+	for i := range crds.Items {
+		c := &crds.Items[i]
+		established := false
+		for _, cond := range c.Status.Conditions {
+			established = established || cond.Type == apiextensionsv1.Established
+		}
+		if established {
+			continue
+		}
+		c.Status.Conditions = append(c.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue})
+		if err := w.Base.Status().Update(ctx, c); err != nil {
+			if err := w.Base.Update(ctx, c); err != nil {
+				return fmt.Errorf("establish CRD %s: %w", c.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// collect plays the garbage collector for a removed workload: its pods go too.
+func (w *World) collect(ctx context.Context, kind, ns, name string) {
+	var pods corev1.PodList
+	if err := w.Base.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		return
+	}
+	for i := range pods.Items {
+		if o := ownerOf(&pods.Items[i]); o.kind == kind && o.name == name {
+			_ = w.Base.Delete(ctx, &pods.Items[i])
+		}
+	}
+	w.syncBudgets(ctx, ns)
 }

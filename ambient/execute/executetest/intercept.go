@@ -144,8 +144,11 @@ func (w *World) funcs() interceptor.Funcs {
 			if !book {
 				w.effect("delete " + ref(k, obj.GetNamespace(), obj.GetName()))
 			}
-			if isPod {
+			switch k {
+			case "Pod":
 				w.podGone(ctx, &before)
+			case "Deployment", "StatefulSet", "DaemonSet", "Job":
+				w.collect(ctx, k, obj.GetNamespace(), obj.GetName())
 			}
 			return w.wrote()
 		},

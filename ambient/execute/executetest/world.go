@@ -96,6 +96,9 @@ func NewWorld(t testing.TB, objs ...client.Object) *World {
 		WithIndex(&corev1.ConfigMap{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
 		Build()
 	w.Client = interceptor.NewClient(w.Base, w.funcs())
+	if err := w.establishCRDs(context.Background()); err != nil {
+		t.Fatalf("executetest: %v", err)
+	}
 	rels, err := storedReleases(context.Background(), w.Base)
 	if err != nil {
 		t.Fatalf("executetest: read the Helm releases stored in the objects: %v", err)

@@ -1,0 +1,17 @@
+package execute
+
+import (
+	"context"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+var annotateAction = action{
+	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+		a := st.Annotate
+		return e.patchMetadata(ctx, r, st, metadataPatch{field: "annotations", verb: "annotate", apiVersion: a.APIVersion, object: a.Object, set: a.Set, remove: a.Remove})
+	},
+	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.Annotate.Object} },
+	node:    func(st *plan.Step) string { return nodeName(st.Annotate.Object) },
+}

@@ -1,0 +1,37 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// checkWorkloadsReady: every listed Deployment and StatefulSet has all its replicas updated, ready
+// and available (the pods a drain evicted run again elsewhere); other kinds are not followed.
+func checkWorkloadsReady(cp *checkPass, ctx context.Context, _ plan.Check, a plan.WorkloadsReadyArgs) (bool, string, error) {
+	var waiting []string
+	for _, w := range a.Workloads {
+		parts := strings.SplitN(w, "/", 3)
+		if len(parts) != 3 {
+			return false, "", fmt.Errorf("workload %q is not Kind/namespace/name; fix the plan", w)
+		}
+		ref := mesh.ObjectRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
+		if ref.Kind != "Deployment" && ref.Kind != "StatefulSet" {
+			continue
+		}
+		ok, why, err := cp.e.rolloutDone(ctx, ref)
+		if err != nil {
+			return false, "", err
+		}
+		if !ok {
+			waiting = append(waiting, why)
+		}
+	}
+	if len(waiting) > 0 {
+		return false, limitList(waiting, 6), nil
+	}
+	return true, "", nil
+}

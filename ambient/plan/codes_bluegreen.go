@@ -1,0 +1,28 @@
+package plan
+
+// Finding codes of ztunnel placement and blue-green replacement.
+const (
+	CodeZtunnelTwoOnNode        Code = "ZTUNNEL_TWO_ON_ONE_NODE"
+	CodeZtunnelPlacementOverlap Code = "ZTUNNEL_PLACEMENT_OVERLAP"
+	CodeBlueGreenPinRestarts    Code = "BLUEGREEN_PIN_RESTARTS_BLUE"
+	CodeBlueGreenNotDiscovered  Code = "BLUEGREEN_NAMESPACE_NOT_DISCOVERED"
+	CodeBlueGreenLongLived      Code = "BLUEGREEN_LONG_LIVED_CONNECTIONS"
+	CodeBlueGreenLocalStorage   Code = "BLUEGREEN_LOCAL_STORAGE_LOST"
+	CodeBlueGreenNodesToRemove  Code = "BLUEGREEN_NODES_TO_REMOVE"
+	CodeBlueGreenDrift          Code = "BLUEGREEN_NODEPOOL_DRIFT_HELD"
+)
+
+func init() {
+	for c, help := range map[Code]string{
+		CodeZtunnelTwoOnNode:        "two ztunnel pods run on one node; istio-cni hands new pods to the newest, so traffic is split between them",
+		CodeZtunnelPlacementOverlap: "two ztunnel DaemonSets can schedule pods onto the same node",
+		CodeBlueGreenPinRestarts:    "pinning the running ztunnel to its nodes changes its template, and its chart cannot hold the pods (no updateStrategy before 1.26): every node's ztunnel restarts once",
+		CodeBlueGreenNotDiscovered:  "istiod's discoverySelectors would not select the new ztunnel's namespace",
+		CodeBlueGreenLongLived:      "pods of StatefulSets and long-running Jobs on a node hold long-lived connections its drain will end",
+		CodeBlueGreenLocalStorage:   "pods with emptyDir volumes lose their data when their node is drained",
+		CodeBlueGreenNodesToRemove:  "the nodes of the old ztunnel can be removed once it is gone",
+		CodeBlueGreenDrift:          "the plan labels the old nodes' own NodePool, so Karpenter would replace them as drifted; the plan holds drift disruptions during the move",
+	} {
+		codeHelp[c] = help
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 // Source is where the examples read the mesh from.
 type Source struct {
+	// Kubeconfig, Context and FromDir are --kubeconfig, --context and --from-dir.
 	Kubeconfig, Context, FromDir string
 	offline                      bool
 }

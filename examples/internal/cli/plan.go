@@ -21,10 +21,17 @@ import (
 // Plan holds the planning flags of every example that plans an upgrade: what ambient.UpgradeOptions
 // offers, and where the charts and the targetable versions come from.
 type Plan struct {
-	Target, Strategy, Ztunnel, Charts, ChartIndex, Waive, Today, Output string
-	BatchSize                                                           int
-	DrainTimeout                                                        time.Duration
-	cmd                                                                 *Command
+	// Target, Strategy and Ztunnel are --target, --strategy and --ztunnel as given.
+	Target, Strategy, Ztunnel string
+	// BatchSize and DrainTimeout are node-by-node's --batch-size and --drain-timeout.
+	BatchSize    int
+	DrainTimeout time.Duration
+	// Charts and ChartIndex are --charts and --chart-index.
+	Charts, ChartIndex string
+	// Waive, Today and Output are --waive, --today and -o.
+	Waive, Today, Output string
+
+	cmd *Command
 }
 
 // Register adds the planning flags.

@@ -51,7 +51,8 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// JSONEvent is one line of --log-format json.
+// JSONEvent is one line of --log-format json: an execute.Event with the error as text. Fields that
+// do not apply to the event's type are left out.
 type JSONEvent struct {
 	Time     time.Time `json:"time"`
 	Type     string    `json:"type"`

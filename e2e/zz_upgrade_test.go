@@ -361,6 +361,11 @@ func TestUpgrade(t *testing.T) {
 			reportRequests(t, u)
 			return ctx
 		}).
+		Assess("kubectl get events shows the run on its journal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			u := upgradeState(ctx, t)
+			checkRunEvents(ctx, t, u.hash, len(u.plan.Steps), u.killedStep, u.runs[0].identity)
+			return ctx
+		}).
 		Assess("no ambient node was ever without a ready ztunnel and no PodDisruptionBudget was violated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			u := upgradeState(ctx, t)
 			r := u.watcher.Report()

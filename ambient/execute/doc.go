@@ -6,13 +6,15 @@
 //   - Step runs one bounded unit of one step: a Helm upgrade, one pass of a node drain, one poll of a
 //     wait. Long steps return StatusInProgress with their progress; call Step again to continue.
 //     Controllers and pipelines that want to own the loop use it.
-//   - Apply runs the whole plan, blocking: it validates the plan, refuses a stale plan (the live
-//     snapshot's fingerprint differs from the plan's) and a plan with stopping findings or blocked
-//     steps, takes the Lease "ambientkit-lock", loads the journal and skips steps already done,
-//     re-checks each step's preconditions just before it runs, carries out its action, waits for its
-//     verification to hold (real readiness: observed generations, ready and available counts, image
-//     tags of the pods that run), and records every state change in the journal. A run that crashes
-//     or is cancelled resumes from the journal with Apply on the same plan.
+//   - Apply runs the whole plan, blocking: it validates the plan, refuses a plan with stopping
+//     findings or blocked steps, takes the Lease "ambientkit-lock" and loads the journal. A fresh run
+//     then refuses a stale plan (the live snapshot's fingerprint differs from the plan's) and a plan
+//     whose chart versions are not in their sources (ChartChecker, ErrChartMissing); a resumed run
+//     skips the steps already done. Before each step it re-checks the step's preconditions, then
+//     carries out its action, waits for its verification to hold (real readiness: observed
+//     generations, ready and available counts, image tags of the pods that run), and records every
+//     state change in the journal. A run that crashes or is cancelled resumes from the journal with
+//     Apply on the same plan.
 //
 // Rollback runs the Rollback step of a step that ran.
 //
@@ -32,8 +34,11 @@
 // patch); pods (list, delete) and pods/eviction (create); deployments, statefulsets and daemonsets
 // (get, patch); events, namespaces and poddisruptionbudgets (list); mutating and validating webhook
 // configurations (get, patch); customresourcedefinitions (list); and patch/delete on whatever
-// ApplyObject, PatchLabels and DeleteObject steps name.
+// ApplyObject, PatchLabels and DeleteObject steps name. KubernetesEvents needs events.k8s.io events
+// (create, get, patch) in Options.Namespace.
 //
 // The executor prints nothing: it reports through typed Events (Options.Observer) and log/slog.
+// KubernetesEvents is an Observer that records them as Kubernetes Events on the plan's journal
+// ConfigMap, so `kubectl get events` shows what a run did; Observers composes observers.
 // The real Helm adapter lives in package helmsdk, so a consumer that only plans never compiles Helm.
 package execute

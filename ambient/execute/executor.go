@@ -117,7 +117,8 @@ func admit(p *plan.Plan, until string, blockedOK bool) error {
 	return nil
 }
 
-// begin takes the Lease, loads the journal and, for a fresh run, checks the plan is not stale.
+// begin takes the Lease, loads the journal and, for a fresh run, checks the plan is not stale and
+// that its charts exist in their sources.
 func (e *Executor) begin(ctx context.Context, p *plan.Plan, requireJournal bool) (*run, error) {
 	hash, err := PlanHash(p)
 	if err != nil {
@@ -149,6 +150,9 @@ func (e *Executor) begin(ctx context.Context, p *plan.Plan, requireJournal bool)
 			return nil, fmt.Errorf("plan %q (%s) has no journal: there is nothing to resume or roll back; run Apply without Resume to start it", p.Metadata.Name, hash)
 		}
 		if err := e.checkFresh(ctx, p); err != nil {
+			return nil, err
+		}
+		if err := e.checkCharts(ctx, p); err != nil {
 			return nil, err
 		}
 		now := e.clock.Now()

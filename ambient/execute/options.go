@@ -39,6 +39,11 @@ type Options struct {
 	// Helm carries out Helm steps and answers HelmReleaseVersion checks (package helmsdk has the real
 	// one). Plans with Helm steps fail at the first one when it is nil.
 	Helm HelmClient
+	// Charts confirms, before the first change of a fresh run, that every chart version the plan's
+	// Helm steps name exists in its source (see ChartChecker); Apply refuses with ErrChartMissing
+	// otherwise. Nil means Options.Helm when it implements ChartChecker (helmsdk.Client does), else
+	// no check.
+	Charts ChartChecker
 	// Snapshot observes the live mesh, typically a closure over observe.Live. It decides whether a
 	// plan is stale and answers the checks FindingsClear, NoReferences, GatewayOwner,
 	// WorkloadsOnRevision and TrustedAccounts. Required.

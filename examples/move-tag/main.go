@@ -10,36 +10,38 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/tags"
 )
 
+const synopsis = `Prints what each revision tag reaches (its blast radius), the tags in risk order, and the plan of
+moving one tag to another revision. With no flags it works on the embedded demo mesh, assuming a
+ready revision 1-31-4 is installed beside 1-30-3.`
+
 func main() {
-	if err := run(context.Background(), os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "move-tag:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit("move-tag", run(context.Background(), os.Args[1:], os.Stdout), os.Stderr))
 }
 
-func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("move-tag", flag.ContinueOnError)
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	c := cli.NewCommand("move-tag", synopsis, stdout)
 	var src cli.Source
-	src.Register(fs)
-	tag := fs.String("tag", "", "tag to move (default: the lowest-risk tag)")
-	rev := fs.String("revision", "", "revision to point it at (default: the --assume-installed revision)")
-	assume := fs.String("assume-installed", "1.31.4", "plan as if a ready revision of this version were installed (empty: do not)")
-	skip := fs.Bool("skip-restart", false, "do not restart the workloads the tag injects")
-	out := fs.String("o", "markdown", "output: markdown, yaml or json")
-	if err := fs.Parse(args); err != nil {
+	src.Register(c, true)
+	tag := c.String(cli.Spec{Name: "tag", Arg: "NAME", Usage: "tag to move (default: the lowest-risk tag)", Example: "--tag prod-canary"}, "")
+	rev := c.String(cli.Spec{Name: "revision", Arg: "REV", Usage: "revision to point it at (default: the --assume-installed revision)", Example: "--revision 1-31-4"}, "")
+	assume := c.String(cli.Spec{Name: "assume-installed", Arg: "VERSION", Usage: "plan as if a ready revision of this version were installed (empty: do not)", Example: "--assume-installed ''"}, "1.31.4")
+	skip := c.Bool(cli.Spec{Name: "skip-restart", Usage: "do not restart the workloads the tag injects (they move at their next restart)", Example: "--skip-restart"})
+	out := c.String(cli.Spec{Name: "o", Arg: "markdown|yaml|json", Usage: "how the plan is printed", Example: "-o yaml"}, "markdown")
+	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was printed", false))
+	if err := c.Parse(args); err != nil {
 		return err
 	}
-	if err := cli.CheckFormat(*out); err != nil {
+	pf := cli.Plan{Output: *out}
+	if err := pf.CheckOutput(); err != nil {
 		return err
 	}
 	snap, err := src.Observe(ctx)
@@ -49,7 +51,7 @@ func run(ctx context.Context, args []string) error {
 	if *assume != "" {
 		v, err := mesh.ParseVersion(*assume)
 		if err != nil {
-			return fmt.Errorf("--assume-installed: %w", err)
+			return fmt.Errorf("%w: --assume-installed: %v", cli.ErrUsage, err)
 		}
 		if _, ok := snap.Revision(v.RevisionName()); !ok && len(snap.Revisions) > 0 {
 			// A snapshot is data: add the revision the way observation would see it once installed.
@@ -73,20 +75,18 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if done, err := cli.WriteEncoded(os.Stdout, p, *out); done || err != nil {
-		return err
-	}
-	fmt.Println("# Tags, lowest risk first")
-	fmt.Println()
-	for _, r := range ranked {
-		fmt.Printf("- **%s** → %s: %s\n", r.Radius.Tag, r.Radius.Revision, r.Reason)
-		for _, w := range r.Radius.Workloads {
-			fmt.Printf("  - restarts %s\n", w)
+	return pf.Print(stdout, p, func(w io.Writer) error {
+		fmt.Fprintln(w, "# Tags, lowest risk first")
+		fmt.Fprintln(w)
+		for _, r := range ranked {
+			fmt.Fprintf(w, "- **%s** → %s: %s\n", r.Radius.Tag, r.Radius.Revision, r.Reason)
+			for _, wl := range r.Radius.Workloads {
+				fmt.Fprintf(w, "  - restarts %s\n", wl)
+			}
+			for _, g := range append(append([]mesh.ObjectRef(nil), r.Radius.Gateways...), r.Radius.Waypoints...) {
+				fmt.Fprintf(w, "  - moves %s\n", g)
+			}
 		}
-		for _, g := range append(append([]mesh.ObjectRef(nil), r.Radius.Gateways...), r.Radius.Waypoints...) {
-			fmt.Printf("  - moves %s\n", g)
-		}
-	}
-	fmt.Println()
-	return plan.RenderMarkdown(os.Stdout, p)
+		return nil
+	})
 }

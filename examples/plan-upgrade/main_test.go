@@ -12,12 +12,15 @@ import (
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/demo"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/examples/internal/cli"
 )
 
 func TestYAMLOutputDecodesBackToTheSamePlan(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"-o", "yaml", "--today", "2026-11-30"}, &out); err != nil {
-		t.Fatalf("plan-upgrade -o yaml: %v", err)
+	err := run(context.Background(), []string{"-o", "yaml", "--today", "2026-11-30"}, &out)
+	// The demo mesh has a PodDisruptionBudget that allows no disruption: waivable, not waived.
+	if code := cli.ExitCode(err); code != cli.ExitNeedsWaiver {
+		t.Fatalf("plan-upgrade -o yaml: exit %d (%v), want %d", code, err, cli.ExitNeedsWaiver)
 	}
 	p, err := plan.Decode(out.Bytes())
 	if err != nil {
@@ -40,22 +43,44 @@ func TestYAMLOutputDecodesBackToTheSamePlan(t *testing.T) {
 	}
 }
 
-func TestMarkdownOutputHasReportAndPlan(t *testing.T) {
+func TestMarkdownOutputHasReportAndPlanAndTheExitCodeSaysWhatToWaive(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), nil, &out); err != nil {
-		t.Fatalf("plan-upgrade: %v", err)
+	err := run(context.Background(), []string{"--today", "2026-11-30"}, &out)
+	if code := cli.ExitCode(err); code != cli.ExitNeedsWaiver || !strings.Contains(err.Error(), "--waive PDB_BLOCKS_DRAIN") {
+		t.Errorf("plan-upgrade: exit %d (%v), want %d naming --waive PDB_BLOCKS_DRAIN", code, err, cli.ExitNeedsWaiver)
 	}
 	for _, want := range []string{"# Compatibility with 1.31.4", "# upgrade Istio 1.30.3 → 1.31.4", "helm install istiod-1-31-4", "kubectl drain"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--today", "2026-11-30", "--waive", "PDB_BLOCKS_DRAIN", "-o", "json"}, &out); err != nil {
+		t.Errorf("with the waiver the plan is runnable: %v", err)
+	}
 }
 
-func TestBadFlagsAreRefused(t *testing.T) {
-	for _, args := range [][]string{{"-o", "xml"}, {"--target", "v1.31"}, {"--today", "tomorrow"}, {"--from-dir", "/nonexistent", "--context", "x"}} {
-		if err := run(context.Background(), args, &bytes.Buffer{}); err == nil {
-			t.Errorf("%v should fail", args)
+func TestEndOfLifeIsJudgedAtToday(t *testing.T) {
+	// 1.30 reaches its end of life on 2026-12-30 (estimated); a target within 30 days of it is waivable.
+	args := []string{"--strategy", "in-place", "--target", "1.30.8", "--waive", "PDB_BLOCKS_DRAIN", "-o", "yaml"}
+	err := run(context.Background(), append(args, "--today", "2027-01-15"), &bytes.Buffer{})
+	if cli.ExitCode(err) != cli.ExitNeedsWaiver || !strings.Contains(err.Error(), "TARGET_END_OF_LIFE") {
+		t.Errorf("in 2027 the 1.30 target is past its end of life: %v, want exit %d naming TARGET_END_OF_LIFE", err, cli.ExitNeedsWaiver)
+	}
+	if err := run(context.Background(), append(args, "--today", "2026-10-01"), &bytes.Buffer{}); err != nil {
+		t.Errorf("in October 2026 the 1.30 target is supported: %v", err)
+	}
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"-o", "xml"}, {"--target", "v1.31"}, {"--today", "tomorrow"}, {"--from-dir", "/nonexistent", "--context", "x"},
+		{"--ztunnel", "in-place", "--batch-size", "2"}, {"--no-such-flag"}, {"extra-argument"}} {
+		if code := cli.ExitCode(run(context.Background(), args, &bytes.Buffer{})); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
 		}
+	}
+	var help bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, &help); cli.ExitCode(err) != cli.ExitOK || !strings.Contains(help.String(), "kubectl version -o yaml > version.yaml") {
+		t.Errorf("--help: %v, want exit 0 and the dump commands", err)
 	}
 }

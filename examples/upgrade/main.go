@@ -1,149 +1,148 @@
-// Command upgrade plans the Istio ambient upgrade of a live cluster, prints the plan as a Markdown
-// runbook, asks for confirmation and applies it, with one progress line per event. Ctrl-C stops it
-// cleanly; --resume continues the saved plan from its journal.
+// Command upgrade plans the Istio ambient upgrade of a live cluster, prints the plan, asks for
+// confirmation and applies it with progress on the terminal (or plain lines, or JSON), recording
+// what it does as Kubernetes Events on the plan's journal. Ctrl-C stops it cleanly; --resume
+// continues the saved plan from its journal, --rollback undoes one step. After a failure it says what
+// to do next. Its exit code says whether the plan could run (see --help).
 //
-//	go run ./examples/upgrade --kubeconfig ~/.kube/config [--context C] --target 1.31.4 [--yes]
-//	    [--waive CODE,...] [--plan-file F] [--resume] [--dry-run]
+//	go run ./examples/upgrade --kubeconfig ~/.kube/config [--context C] --target 1.31.4 [--charts DIR|URL|oci://REF]
+//	    [planning flags as plan-upgrade] [--dry-run] [--yes] [--plan-file F] [--saved | --resume | --rollback STEP] [--log-format text|json]
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
-
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/examples/internal/cli"
 )
+
+const synopsis = `Plans the upgrade of the live cluster (as plan-upgrade does), prints it, saves it to --plan-file,
+asks for confirmation and applies it. Before anything changes the executor refuses a stale plan and
+a plan whose chart versions are not in the chart source. Every event is also recorded as a
+Kubernetes Event on the plan's journal ConfigMap: kubectl get events -n istio-system.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "\nupgrade:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit("upgrade", run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
 
-func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (default: the usual rules)")
-	kubeContext := fs.String("context", "", "kubeconfig context")
-	target := fs.String("target", "", "Istio version to reach (required unless --resume), e.g. 1.31.4")
-	waive := fs.String("waive", "", "comma-separated waivable finding codes to accept")
-	planFile := fs.String("plan-file", "ambientkit-upgrade.plan.yaml", "where the plan is saved, and read back by --resume")
-	resume := fs.Bool("resume", false, "continue the saved plan from its journal instead of planning again")
-	yes := fs.Bool("yes", false, "do not ask: apply, approve approval steps; health gates then rely on the mesh's own signals")
-	dryRun := fs.Bool("dry-run", false, "change nothing; say what each step would do")
-	if err := fs.Parse(args); err != nil {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c := cli.NewCommand("upgrade", synopsis, stdout)
+	var src cli.Source
+	src.Register(c, false)
+	var pf cli.Plan
+	pf.Register(c)
+	planFile := c.String(cli.Spec{Name: "plan-file", Arg: "FILE", Usage: "where the plan is saved, and read back by --saved, --resume and --rollback", Example: "--plan-file prod.plan.yaml"}, "ambientkit-upgrade.plan.yaml")
+	dryRun := c.Bool(cli.Spec{Name: "dry-run", Usage: "change nothing: save the plan and say what each step would do", Example: "--dry-run --charts ./charts"})
+	yes := c.Bool(cli.Spec{Name: "yes", Usage: "do not ask: apply, approve approval steps; health gates then rely on the mesh's own signals", Example: "--yes"})
+	saved := c.Bool(cli.Spec{Name: "saved", Usage: "apply the plan saved in --plan-file (reviewed, perhaps edited) instead of planning again; its journal continues it", Example: "--saved --plan-file prod.plan.yaml"})
+	resume := c.Bool(cli.Spec{Name: "resume", Usage: "continue the saved plan from its journal (a run that stopped)", Example: "--resume"})
+	rollback := c.String(cli.Spec{Name: "rollback", Arg: "STEP", Usage: "run the rollback of one step of the saved plan that ran (the step an unhealthy health gate names), then stop", Example: "--rollback cni/upgrade"}, "")
+	logFormat := c.String(cli.LogFormatSpec, "text")
+	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or dry-run, or the step rolled back)", true))
+	if err := c.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: *kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: *kubeContext}).ClientConfig()
+	prog, err := cli.NewProgress(stdout, *logFormat)
+	if err := errors.Join(err, pf.Check(), c.AtMostOne("saved", "resume", "rollback")); err != nil {
+		return err
+	}
+	say := stdout // the plan and messages; with JSON progress stdout is for events only
+	if prog.JSON() {
+		say = stderr
+	}
+	cl, err := src.Connect()
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
-	}
-	c, cerr := client.New(cfg, client.Options{Scheme: observe.Scheme()})
-	dc, derr := discovery.NewDiscoveryClientForConfig(cfg)
-	if err := errors.Join(cerr, derr); err != nil {
 		return err
 	}
-	live := func(ctx context.Context) (*mesh.Snapshot, error) {
-		return observe.Live(ctx, c, observe.Options{ServerVersion: dc})
-	}
-	in := bufio.NewReader(os.Stdin)
-	ask := func(q string) bool { // --yes answers yes to everything
-		if *yes {
-			return true
-		}
-		fmt.Printf("\n%s [y/N] ", q)
-		a, _ := in.ReadString('\n')
-		return strings.HasPrefix(strings.ToLower(strings.TrimSpace(a)), "y")
-	}
-
+	ask := &cli.Asker{In: stdin, Out: say, Yes: *yes}
 	var p *plan.Plan
-	if *resume {
+	if !*saved && !*resume && *rollback == "" {
+		snap, err := cl.Observe(ctx)
+		if err != nil {
+			return err
+		}
+		opts, err := pf.Options(ctx, snap)
+		if err != nil {
+			return err
+		}
+		var planErr error
+		if p, planErr = ambient.PlanUpgrade(snap, opts); p == nil {
+			return planErr
+		}
+		if err := pf.Print(say, p, nil); err != nil {
+			return err
+		}
+		if len(p.Steps) > 0 {
+			b, _ := plan.EncodeYAML(p)
+			if err := os.WriteFile(*planFile, b, 0o600); err != nil {
+				return err
+			}
+			fmt.Fprintf(say, "\nplan saved to %s\n", *planFile)
+		}
+		if err := cli.Verdict(p, planErr, c); err != nil {
+			return err
+		}
+	} else {
 		b, err := os.ReadFile(*planFile)
 		if err != nil {
-			return fmt.Errorf("--resume needs the saved plan: %w", err)
+			return fmt.Errorf("--plan-file: %w (plan and save one first: %s --dry-run)", err, c.Invocation)
 		}
 		if p, err = plan.Decode(b); err != nil {
 			return err
 		}
-	} else {
-		snap, err := live(ctx)
-		if err != nil {
+		if err := cli.Verdict(p, nil, c); err != nil && *rollback == "" {
 			return err
 		}
-		v, err := mesh.ParseVersion(*target)
-		if err != nil {
-			return fmt.Errorf("--target: %w", err)
-		}
-		opts := ambient.UpgradeOptions{Target: v}
-		for _, code := range strings.FieldsFunc(*waive, func(r rune) bool { return r == ',' || r == ' ' }) {
-			opts.Waive = append(opts.Waive, plan.Code(code))
-		}
-		p, err = ambient.PlanUpgrade(snap, opts)
-		if p == nil {
-			return err
-		}
-		if rerr := plan.RenderMarkdown(os.Stdout, p); rerr != nil {
-			return rerr
-		}
-		if errors.Is(err, ambient.ErrBlocked) {
-			return err
-		}
-		b, _ := plan.EncodeYAML(p)
-		if err := os.WriteFile(*planFile, b, 0o600); err != nil {
-			return err
-		}
-		fmt.Printf("\nplan saved to %s\n", *planFile)
-		if !*dryRun && !ask(fmt.Sprintf("apply these %d steps to context %q?", len(p.Steps), *kubeContext)) {
-			return errors.New("not confirmed; nothing was changed")
-		}
+	}
+	if !*dryRun && !*resume && *rollback == "" && !ask.Ask(fmt.Sprintf("apply these %d steps to the cluster at %s?", len(p.Steps), cl.Config.Host)) {
+		return errors.New("not confirmed; nothing was changed")
 	}
 
-	helm, herr := helmsdk.New(helmsdk.Options{Config: cfg})
-	approve := func(_ context.Context, st plan.Step) (bool, error) {
-		return ask("approve: " + st.Approval.Message + "?"), nil
-	}
-	healthy := execute.AllProbes(execute.MeshProbe(live), func(_ context.Context, scope string) (bool, string, error) {
-		return ask("is the mesh healthy after " + scope + "? (check your dashboards)"), "the operator said no", nil
-	}) // the mesh's own signals first, then the operator's
-	ex, err := execute.New(c, execute.Options{Helm: helm, Snapshot: live, DryRun: *dryRun, Observer: progress, Approve: approve,
-		Probes: map[string]execute.Probe{"mesh-health": healthy}})
-	if err := errors.Join(herr, err); err != nil {
+	helm, err := helmsdk.New(helmsdk.Options{Config: cl.Config})
+	if err != nil {
 		return err
+	}
+	next := &cli.Next{Cmd: c, DryRun: *dryRun, Namespace: execute.DefaultNamespace}
+	observers := []func(execute.Event){prog.Observe, next.Observe}
+	if !*dryRun {
+		hash, _ := execute.PlanHash(p)
+		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: hash, Logger: log}))
+	}
+	healthy := execute.AllProbes(execute.MeshProbe(cl.Observe), func(_ context.Context, scope string) (bool, string, error) {
+		return ask.Ask("is the mesh healthy after " + scope + "? (check your dashboards)"), "the operator said no", nil
+	}) // the mesh's own signals first, then the operator's
+	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Snapshot: cl.Observe, DryRun: *dryRun, Observer: execute.Observers(observers...),
+		Approve: func(_ context.Context, st plan.Step) (bool, error) {
+			return ask.Ask("approve: " + st.Approval.Message + "?"), nil
+		},
+		Probes: map[string]execute.Probe{"mesh-health": healthy}})
+	if err != nil {
+		return err
+	}
+	defer prog.End()
+	if *rollback != "" {
+		if _, err := ex.Rollback(ctx, p, *rollback); err != nil {
+			return next.Wrap(err)
+		}
+		fmt.Fprintf(say, "\nstep %s rolled back; the rest of the plan assumed it: plan again: %s\n", *rollback, next.Replan())
+		return nil
 	}
 	res, err := ex.Apply(ctx, p, execute.ApplyOptions{Resume: *resume})
 	if err != nil {
-		return fmt.Errorf("%w\n(fix the cause, then run again with --resume --plan-file %s)", err, *planFile)
+		return next.Wrap(err)
 	}
-	fmt.Printf("\ndone: %d steps, resumed=%v, dry run=%v\n", len(res.Steps), res.Resumed, res.DryRun)
+	prog.End()
+	fmt.Fprintf(say, "\ndone: %d steps, resumed=%v, dry run=%v\n", len(res.Steps), res.Resumed, res.DryRun)
 	return nil
-}
-
-// progress prints one line per event; progress inside a step rewrites the current line.
-func progress(ev execute.Event) {
-	end := "\n"
-	if ev.Type == execute.EventStepProgress || ev.Type == execute.EventRetry {
-		end = ""
-	}
-	fmt.Printf("\r\033[K[%d/%d] %s %s: %.160s%s", ev.Index, ev.Total, ev.Type, ev.StepID, ev.Message, end)
-	if ev.Type == execute.EventDryRun {
-		fmt.Printf("    %s\n", strings.Join(ev.Changes, "\n    "))
-	}
 }

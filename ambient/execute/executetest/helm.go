@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // FakeHelm is an in-memory execute.HelmClient. Releases keep their history, so Rollback works as
@@ -24,7 +26,12 @@ type FakeHelm struct {
 	// "uninstall") with the release's "namespace/name". A non-nil error fails the call; after=true
 	// fails it after the change was made (a lost response).
 	Fault func(op, release string) (err error, after bool)
-	calls map[string]int
+	// Charts, when set, are the versions the chart sources hold, by chart name: CheckChart finds only
+	// these, whatever the source (tests of the executor's chart check). Nil means every chart version
+	// asked for exists.
+	Charts map[string][]string
+	calls  map[string]int
+	checks map[string]int
 }
 
 // NewFakeHelm returns a fake holding the given releases as their current revisions.
@@ -244,4 +251,47 @@ func (f *FakeHelm) Uninstall(ctx context.Context, req execute.HelmUninstallReque
 	return err
 }
 
-var _ execute.HelmClient = (*FakeHelm)(nil)
+// CheckChart finds the chart version in Charts (see there), as execute.ChartChecker asks; it returns
+// the newest version of the chart's entry when the version is missing. A Path reference counts as its
+// own version.
+func (f *FakeHelm) CheckChart(ctx context.Context, ref plan.ChartRef) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	src := ref.Repository + ref.OCI + ref.Path
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.checks == nil {
+		f.checks = map[string]int{}
+	}
+	f.checks[ref.Name+" "+ref.Version+" "+src]++
+	if f.Charts == nil || ref.Path != "" {
+		return ref.Version, nil
+	}
+	var newest mesh.Version
+	for _, v := range f.Charts[ref.Name] {
+		if v == ref.Version {
+			return v, nil
+		}
+		if pv, err := mesh.ParseVersion(v); err == nil && newest.Less(pv) {
+			newest = pv
+		}
+	}
+	have := ""
+	if !newest.IsZero() {
+		have = newest.String()
+	}
+	return have, fmt.Errorf("chart %s %s is not in %s (it has %v)", ref.Name, ref.Version, src, f.Charts[ref.Name])
+}
+
+// ChartChecks returns how many times CheckChart was asked, by "chart version source".
+func (f *FakeHelm) ChartChecks() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.checks)
+}
+
+var (
+	_ execute.HelmClient   = (*FakeHelm)(nil)
+	_ execute.ChartChecker = (*FakeHelm)(nil)
+)

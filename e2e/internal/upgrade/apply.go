@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,7 +106,7 @@ func RunChild() {
 // Apply applies the plan of cfg.PlanFile to the cluster as a user of the library would: a
 // controller-runtime client, the helmsdk adapter, a Snapshot closure over observe.Live, the
 // "mesh-health" probe (MeshHealth) and an Approve hook that approves. Every event is written to out as
-// a JSON Line as soon as it happens.
+// a JSON Line as soon as it happens, and recorded in the cluster by execute.KubernetesEvents.
 func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 	w := &lineWriter{w: bufio.NewWriter(out)}
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
@@ -113,6 +114,7 @@ func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 		return err
 	}
 	rc.QPS, rc.Burst = cfg.QPS, cfg.Burst
+	uncounted := rest.CopyConfig(rc) // the Kubernetes Events' requests are not the steps'
 	counter := &requestCounter{byKey: map[string]int64{}}
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{rt: rt, c: counter} })
 	w.counter = counter
@@ -145,6 +147,17 @@ func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
+	hash, err := execute.PlanHash(p)
+	if err != nil {
+		return err
+	}
+	ec, err := client.New(uncounted, client.Options{Scheme: observe.Scheme()})
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Every event also goes to the cluster, bounded well above what the plan emits so none is dropped.
+	events := execute.KubernetesEvents(ec, execute.KubernetesEventsOptions{PlanHash: hash, Instance: cfg.Identity, QPS: 200, Burst: 5000, Logger: logger})
 	ex, err := execute.New(c, execute.Options{
 		Helm:          helm,
 		Snapshot:      live,
@@ -157,8 +170,8 @@ func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 			w.write(Line{Type: LineApproved, StepID: st.ID, Message: st.Approval.Message})
 			return true, nil
 		},
-		Observer: w.event,
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Observer: execute.Observers(w.event, events),
+		Logger:   logger,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,85 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/e2e/internal/harness"
+)
+
+// checkRunEvents asserts that the apply processes recorded the run as Kubernetes Events on the plan's
+// journal ConfigMap, accepted by the real API server's events.k8s.io/v1 validation: what
+// `kubectl get events -n istio-system` shows. killedStep was started by the killed process and again
+// by the resumed one; firstIdentity is the killed process's identity.
+func checkRunEvents(ctx context.Context, t *testing.T, planHash string, steps int, killedStep, firstIdentity string) {
+	t.Helper()
+	journal := (&execute.ConfigMapJournal{}).Name(planHash)
+	var cm corev1.ConfigMap
+	if err := h.Client.Get(ctx, client.ObjectKey{Namespace: harness.IstioNamespace, Name: journal}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	var l eventsv1.EventList
+	if err := h.Client.List(ctx, &l, client.InNamespace(harness.IstioNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{} // occurrences by reason, series included
+	objects, withUID := 0, 0
+	var killed *eventsv1.Event
+	for i := range l.Items {
+		e := &l.Items[i]
+		if e.ReportingController != execute.EventsController {
+			continue
+		}
+		objects++
+		if e.Regarding.Kind != "ConfigMap" || e.Regarding.Name != journal || e.Regarding.Namespace != harness.IstioNamespace {
+			t.Errorf("Event %s regards %s %s/%s, want the journal ConfigMap %s", e.Name, e.Regarding.Kind, e.Regarding.Namespace, e.Regarding.Name, journal)
+		}
+		if e.Regarding.UID != "" {
+			withUID++
+		}
+		// The executor saves the journal before it reports a finished step: from then on Events name its UID.
+		if (e.Regarding.UID != "" || e.Reason == string(execute.EventStepFinished)) && e.Regarding.UID != cm.UID {
+			t.Errorf("Event %s (%s) regards UID %q, the journal is %s", e.Name, e.Reason, e.Regarding.UID, cm.UID)
+		}
+		n := 1
+		if e.Series != nil {
+			n = int(e.Series.Count)
+		}
+		count[e.Reason] += n
+		if e.Reason == string(execute.EventStepStarted) && strings.HasPrefix(e.Note, "[") && strings.Contains(e.Note, "] "+killedStep+": ") {
+			killed = e
+		}
+	}
+	var reasons []string
+	for r, n := range count {
+		reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
+	}
+	sort.Strings(reasons)
+	t.Logf("kubectl get events -n %s: %d Events from %s regarding ConfigMap %s (%d with its UID): %s",
+		harness.IstioNamespace, objects, execute.EventsController, journal, withUID, strings.Join(reasons, " "))
+	if count[string(execute.EventStepFinished)] != steps {
+		t.Errorf("%d StepFinished events recorded, the plan has %d steps", count[string(execute.EventStepFinished)], steps)
+	}
+	for _, r := range []execute.EventType{execute.EventRunStarted, execute.EventRunResumed, execute.EventRunFinished} {
+		if count[string(r)] != 1 {
+			t.Errorf("%d %s events recorded, want 1", count[string(r)], r)
+		}
+	}
+	// The killed step was started twice, by two processes: one Event, a series of two, reported by the first.
+	switch {
+	case killed == nil:
+		t.Errorf("no StepStarted Event for the killed step %s", killedStep)
+	case killed.Series == nil || killed.Series.Count != 2 || killed.ReportingInstance != firstIdentity:
+		t.Errorf("StepStarted Event of %s: series %+v, reported by %q; want a series of 2 reported by %q", killedStep, killed.Series, killed.ReportingInstance, firstIdentity)
+	}
+}

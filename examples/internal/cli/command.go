@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ambientkit/ambientkit/ambient"
+	"github.com/ambientkit/ambientkit/ambient/execute"
+)
+
+// Exit codes of the examples, like istioctl's precheck and analyze: zero when nothing stands in the
+// way, a distinct code for each reason the plan cannot run, another for errors.
+const (
+	// ExitOK: the plan is runnable (plan-upgrade), applied or dry-run (upgrade); --help.
+	ExitOK = 0
+	// ExitError: anything else failed: observation, a step, a flag value the library refused.
+	ExitError = 1
+	// ExitUsage: a flag is unknown, malformed or contradicts another.
+	ExitUsage = 2
+	// ExitBlocked: blocking findings or blocked steps stop the plan: fix the cause and plan again.
+	ExitBlocked = 3
+	// ExitNeedsWaiver: only waivable findings stop the plan: review them and plan again with --waive.
+	ExitNeedsWaiver = 4
+)
+
+// Errors that choose the exit code (ExitCode).
+var (
+	// ErrUsage wraps flag errors (ExitUsage).
+	ErrUsage = errors.New("usage")
+	// ErrBlocked means blocking findings or blocked steps stop the plan (ExitBlocked).
+	ErrBlocked = errors.New("the plan is blocked")
+	// ErrNeedsWaiver means waivable findings stop the plan until they are waived (ExitNeedsWaiver).
+	ErrNeedsWaiver = errors.New("the plan is not runnable until waived")
+)
+
+// ExitCode returns the exit code for the error a program ends with.
+func ExitCode(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, ErrUsage):
+		return ExitUsage
+	case errors.Is(err, ErrNeedsWaiver):
+		return ExitNeedsWaiver
+	case errors.Is(err, ErrBlocked), errors.Is(err, ambient.ErrBlocked), errors.Is(err, execute.ErrStepBlocked):
+		return ExitBlocked
+	}
+	return ExitError
+}
+
+// Exit prints the error the program ends with (nothing for nil and --help) and returns its exit code.
+func Exit(name string, err error, stderr io.Writer) int {
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	}
+	return ExitCode(err)
+}
+
+// Spec describes one flag for --help: Arg names its value ("FILE"), Example is a command-line
+// fragment showing it in use.
+type Spec struct {
+	Name, Arg, Usage, Example string
+}
+
+// Command is an example's command line: its flags, with an example line each in --help, and the
+// sections --help prints after them.
+type Command struct {
+	// Name is the program's name; Invocation how it was started ("go run ./examples/upgrade" under
+	// go run), for the commands the program suggests.
+	Name, Invocation string
+	// Synopsis is printed under the usage line.
+	Synopsis string
+	// Sections are printed after the flags (offline dump commands, exit codes).
+	Sections []string
+	// Out receives --help.
+	Out io.Writer
+
+	fs    *flag.FlagSet
+	specs []Spec
+	set   map[string]bool
+}
+
+// NewCommand returns a command whose --help goes to out.
+func NewCommand(name, synopsis string, out io.Writer) *Command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	inv := os.Args[0]
+	if strings.Contains(inv, "go-build") { // go run: the binary lives in a temporary folder
+		inv = "go run ./examples/" + name
+	}
+	return &Command{Name: name, Invocation: inv, Synopsis: synopsis, Out: out, fs: fs}
+}
+
+func (c *Command) add(s Spec) { c.specs = append(c.specs, s) }
+
+// String defines a string flag.
+func (c *Command) String(s Spec, def string) *string {
+	c.add(s)
+	return c.fs.String(s.Name, def, s.Usage)
+}
+
+// Int defines an int flag.
+func (c *Command) Int(s Spec, def int) *int { c.add(s); return c.fs.Int(s.Name, def, s.Usage) }
+
+// Bool defines a bool flag.
+func (c *Command) Bool(s Spec) *bool { c.add(s); return c.fs.Bool(s.Name, false, s.Usage) }
+
+// Duration defines a duration flag.
+func (c *Command) Duration(s Spec, def time.Duration) *time.Duration {
+	c.add(s)
+	return c.fs.Duration(s.Name, def, s.Usage)
+}
+
+// Parse parses the arguments. --help prints the help and returns flag.ErrHelp; a bad flag returns an
+// error wrapping ErrUsage.
+func (c *Command) Parse(args []string) error {
+	err := c.fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.Usage()
+		return err
+	case err != nil:
+		return fmt.Errorf("%w: %v (see --help)", ErrUsage, err)
+	case c.fs.NArg() > 0:
+		return fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, c.fs.Arg(0))
+	}
+	c.set = map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	return nil
+}
+
+// AtMostOne refuses more than one of the flags.
+func (c *Command) AtMostOne(names ...string) error {
+	var given []string
+	for _, n := range names {
+		if c.set[n] {
+			given = append(given, "--"+n)
+		}
+	}
+	if len(given) > 1 {
+		return fmt.Errorf("%w: %s exclude each other", ErrUsage, strings.Join(given, " and "))
+	}
+	return nil
+}
+
+// IsSet reports whether the flag was given on the command line.
+func (c *Command) IsSet(name string) bool { return c.set[name] }
+
+// Usage prints --help: the flags, each with its example, then the sections.
+func (c *Command) Usage() {
+	fmt.Fprintf(c.Out, "Usage: %s [flags]\n\n%s\n\nFlags:\n", c.Name, strings.TrimSpace(c.Synopsis))
+	for _, s := range c.specs {
+		head := "  --" + s.Name
+		if len(s.Name) == 1 {
+			head = "  -" + s.Name
+		}
+		if s.Arg != "" {
+			head += " " + s.Arg
+		}
+		fmt.Fprintf(c.Out, "%s\n%s", head, wrap(s.Usage, "      ", 100))
+		if def := c.fs.Lookup(s.Name).DefValue; def != "" && def != "false" && def != "0" && def != "0s" {
+			fmt.Fprintf(c.Out, "      (default %s)\n", def)
+		}
+		if s.Example != "" {
+			fmt.Fprintf(c.Out, "      example: %s %s\n", c.Name, s.Example)
+		}
+	}
+	for _, sec := range c.Sections {
+		fmt.Fprintf(c.Out, "\n%s\n", strings.TrimRight(sec, "\n"))
+	}
+}
+
+// wrap breaks text into lines of at most width characters, each indented.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// Line returns the command line to run the program again: its invocation and the flags that were set
+// (with their values), except those in drop, followed by extra.
+func (c *Command) Line(drop []string, extra ...string) string {
+	words := []string{c.Invocation}
+	var names []string
+	for n := range c.set {
+		if !contains(drop, n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f, dash := c.fs.Lookup(n), "--"
+		if len(n) == 1 {
+			dash = "-"
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			words = append(words, dash+n)
+			continue
+		}
+		words = append(words, dash+n, shellQuote(f.Value.String()))
+	}
+	for _, e := range extra {
+		words = append(words, shellQuote(e))
+	}
+	return strings.Join(words, " ")
+}
+
+// Only returns every flag name except those in keep, for Line's drop.
+func (c *Command) Only(keep ...string) []string {
+	var out []string
+	for _, s := range c.specs {
+		if !contains(keep, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// ExitCodesSection documents the exit codes in --help; success says what 0 means, and planning adds
+// the codes of a plan that cannot run.
+func ExitCodesSection(success string, planning bool) string {
+	s := "Exit codes:\n  0  " + success + "\n  1  an error: observation, a step, a value the library refused\n  2  bad flags"
+	if planning {
+		s += "\n  3  blocked: blocking findings or blocked steps stop the plan; fix the cause, then plan again" +
+			"\n  4  not runnable until waived: only waivable findings stop it; review them, then plan again with --waive CODE,..."
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// shellQuote quotes a word for a POSIX shell when it holds anything but safe characters.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}

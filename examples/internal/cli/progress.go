@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ambientkit/ambientkit/ambient/execute"
+)
+
+// Progress prints the executor's events: with format "text", a live line on a terminal (progress
+// inside a step rewrites it) and one plain line per event anywhere else (a pipe, a file, a CI log:
+// no terminal control codes); with format "json", one JSON object per event (JSONEvent).
+type Progress struct {
+	w          io.Writer
+	json, live bool
+	mu         sync.Mutex
+	open       bool // a live line is on the screen, not ended
+}
+
+// LogFormatSpec is the --log-format flag.
+var LogFormatSpec = Spec{Name: "log-format", Arg: "text|json", Usage: "progress: text (a live line on a terminal, one line per event elsewhere) or json (one object per event on stdout, for pipelines; the plan and messages go to stderr)",
+	Example: "--log-format json | jq -r 'select(.type==\"StepFailed\") | .message'"}
+
+// NewProgress returns the printer for a --log-format value.
+func NewProgress(w io.Writer, format string) (*Progress, error) {
+	switch format {
+	case "", "text":
+		return &Progress{w: w, live: IsTerminal(w)}, nil
+	case "json":
+		return &Progress{w: w, json: true}, nil
+	}
+	return nil, fmt.Errorf("%w: --log-format %q: want text or json", ErrUsage, format)
+}
+
+// JSON reports whether events are written as JSON (and the program's other output belongs on stderr).
+func (p *Progress) JSON() bool { return p.json }
+
+// IsTerminal reports whether w is a terminal: a character device (not a pipe or a file) and TERM is
+// not "dumb".
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// JSONEvent is one line of --log-format json: an execute.Event with the error as text. Fields that
+// do not apply to the event's type are left out.
+type JSONEvent struct {
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"`
+	Step     string    `json:"step,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+	Index    int       `json:"index,omitempty"`
+	Total    int       `json:"total,omitempty"`
+	Message  string    `json:"message,omitempty"`
+	Node     string    `json:"node,omitempty"`
+	Done     int       `json:"done,omitempty"`
+	Of       int       `json:"of,omitempty"`
+	PDBs     []string  `json:"pdbs,omitempty"`
+	Pods     []string  `json:"pods,omitempty"`
+	Rollback string    `json:"rollback,omitempty"`
+	Changes  []string  `json:"changes,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Observe prints one event; it is an execute.Options.Observer.
+func (p *Progress) Observe(ev execute.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		j := JSONEvent{Time: ev.Time, Type: string(ev.Type), Step: ev.StepID, Kind: string(ev.Kind), Index: ev.Index, Total: ev.Total,
+			Message: ev.Message, Node: ev.Node, Done: ev.Done, Of: ev.Of, PDBs: ev.PDBs, Pods: ev.Pods, Rollback: ev.Rollback, Changes: ev.Changes}
+		if ev.Err != nil {
+			j.Error = ev.Err.Error()
+		}
+		b, _ := json.Marshal(j)
+		p.w.Write(append(b, '\n'))
+		return
+	}
+	line := fmt.Sprintf("[%d/%d] %s %s: %s", ev.Index, ev.Total, ev.Type, ev.StepID, ev.Message)
+	if ev.StepID == "" {
+		line = fmt.Sprintf("%s: %s", ev.Type, ev.Message)
+	}
+	if !p.live {
+		fmt.Fprintln(p.w, line)
+	} else {
+		if r := []rune(line); len(r) > 160 { // one screen line
+			line = string(r[:157]) + "..."
+		}
+		if ev.Type == execute.EventStepProgress || ev.Type == execute.EventRetry {
+			fmt.Fprint(p.w, "\r\033[K"+line) // rewritten by the next event
+			p.open = true
+			return
+		}
+		if p.open {
+			fmt.Fprint(p.w, "\r\033[K")
+			p.open = false
+		}
+		fmt.Fprintln(p.w, line)
+	}
+	for _, c := range ev.Changes {
+		if ev.Type == execute.EventDryRun {
+			fmt.Fprintf(p.w, "    %s\n", c)
+		}
+	}
+}
+
+// End ends a live line still open, so what follows starts on its own line.
+func (p *Progress) End() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
+	}
+}
+
+// Asker asks the operator yes/no questions, or answers yes to all of them (--yes).
+type Asker struct {
+	In  io.Reader
+	Out io.Writer
+	Yes bool
+}
+
+// Ask prints the question and reads a line; only an answer starting with y is yes. With no input
+// left (a pipe that ended) the answer is no.
+func (a *Asker) Ask(q string) bool {
+	if a.Yes {
+		return true
+	}
+	fmt.Fprintf(a.Out, "\n%s [y/N] ", q)
+	line, _ := a.readLine()
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y")
+}
+
+func (a *Asker) readLine() (string, error) {
+	var b [1]byte
+	var line []byte
+	for {
+		n, err := a.In.Read(b[:])
+		if n == 1 {
+			if b[0] == '\n' {
+				return string(line), nil
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			return string(line), err
+		}
+	}
+}

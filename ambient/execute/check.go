@@ -87,6 +87,12 @@ var checkTable = map[plan.CheckType]checkFunc{
 	plan.CheckBackupReadable:         typed(checkBackupReadable),
 	plan.CheckCRDsEstablished:        typed(checkCRDsEstablished),
 	plan.CheckRevisionExistsAndReady: typed(checkRevisionReady),
+	plan.CheckGatewayProgrammed:      typed(checkGatewayProgrammed),
+	plan.CheckWaypointAccepted:       typed(checkWaypointAccepted),
+	plan.CheckPodsCaptured:           typed(checkPodsCaptured),
+	plan.CheckNoSidecars:             typed(checkNoSidecars),
+	plan.CheckSidecarsInjected:       typed(checkSidecarsInjected),
+	plan.CheckBackupWritable:         typed(checkBackupWritable),
 }
 
 // typed adapts a check over its argument struct: the params are decoded strictly first.

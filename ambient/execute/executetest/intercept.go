@@ -94,6 +94,7 @@ func (w *World) funcs() interceptor.Funcs {
 			if after := restartStamp(ctx, w.Base, obj, k); after != before {
 				w.rollWorkload(ctx, k, obj.GetNamespace(), obj.GetName())
 			}
+			w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 			return w.wrote()
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
@@ -115,6 +116,7 @@ func (w *World) funcs() interceptor.Funcs {
 			if !book {
 				w.effect("apply " + ref(u.GetKind(), u.GetNamespace(), u.GetName()))
 			}
+			w.afterWrite(ctx, u.GetKind(), u.GetNamespace(), u.GetName())
 			return w.wrote()
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -147,6 +149,7 @@ func (w *World) funcs() interceptor.Funcs {
 			if isPod {
 				w.podGone(ctx, &before)
 			}
+			w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 			return w.wrote()
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {

@@ -6,6 +6,8 @@
 //     plan of one tag move.
 //   - upgrade: plan an upgrade of a live cluster, print it, ask for confirmation (or --yes), apply it
 //     with a live progress line, and --resume a run that stopped.
+//   - migrate-namespace: the readiness report of a namespace (live or --from-dir), the plan that moves
+//     it to ambient, confirmation, step-by-step progress, and --rollback-to STEP.
 //
 // Run them with go run ./examples/<name> --help.
 package examples

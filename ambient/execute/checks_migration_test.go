@@ -48,7 +48,9 @@ func sidecar(p *corev1.Pod) {
 	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "istio-proxy", Image: "proxyv2:1.30.3"})
 }
 
-func captured(p *corev1.Pod) { p.Annotations = map[string]string{mesh.AnnotationRedirection: "enabled"} }
+func captured(p *corev1.Pod) {
+	p.Annotations = map[string]string{mesh.AnnotationRedirection: "enabled"}
+}
 
 func TestMigrationChecks(t *testing.T) {
 	gw := mesh.ObjectRef{Kind: "Gateway", Namespace: "checkout", Name: "waypoint"}

@@ -8,7 +8,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
 
-// Backup writes objects to the backup store and reads them back before any later step may delete them.
+// Backup writes objects to the backup store (or to the File it names) and reads them back before any
+// later step may delete them.
 type Backup struct {
 	Objects []BackupObject `json:"objects,omitempty"`
 	// Namespace, when set, also backs up every object of the Istio (*.istio.io) and Gateway API

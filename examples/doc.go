@@ -10,6 +10,8 @@
 //     apply it with progress (a live line on a terminal, plain lines in a pipe, JSON for pipelines)
 //     and Kubernetes Events on its journal; --dry-run, --saved (apply a reviewed plan file), --resume
 //     a run that stopped, --rollback one step.
+//   - migrate-namespace: the readiness report of a namespace (live or --from-dir), the plan that moves
+//     it to ambient, confirmation, step-by-step progress, and --rollback-to STEP.
 //
 // The planning examples take the same flags: --kubeconfig/--context (or --from-dir), --target,
 // --strategy, --ztunnel with --batch-size and --drain-timeout, --charts DIR|URL|oci://REF for mirrors

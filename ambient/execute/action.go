@@ -63,9 +63,11 @@ var actions = map[plan.Kind]action{
 	plan.KindDrain:         drainAction,
 	plan.KindDeletePod:     deletePodAction,
 	plan.KindRestart:       restartAction,
+	plan.KindReinject:      reinjectAction,
 	plan.KindWaitFor:       waitForAction,
 	plan.KindVerify:        verifyAction,
 	plan.KindBackup:        backupAction,
+	plan.KindRestore:       restoreAction,
 	plan.KindApproval:      approvalAction,
 	plan.KindHealthGate:    healthGateAction,
 }

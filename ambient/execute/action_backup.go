@@ -54,6 +54,14 @@ func (e *Executor) backup(ctx context.Context, r *run, st *plan.Step, rec *StepR
 			what = append(what, ent.Ref.String())
 		}
 	}
+	if b.Namespace != "" {
+		more, err := e.backupNamespace(ctx, b.Namespace, entries)
+		if err != nil {
+			return outcome{}, err
+		}
+		entries = append(entries, more...)
+		what = append(what, fmt.Sprintf("%s of the Istio and Gateway API objects of namespace %s", plural(len(more), "object", "objects"), b.Namespace))
+	}
 	if r.dry {
 		return finished("would back up " + strings.Join(what, ", ")), nil
 	}

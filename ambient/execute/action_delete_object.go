@@ -13,8 +13,8 @@ import (
 )
 
 var deleteObjectAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
-		return e.deleteObject(ctx, r, st.DeleteObject)
+	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+		return e.deleteObject(ctx, r, st, rec, st.DeleteObject)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.DeleteObject.Object} },
 }
@@ -34,7 +34,7 @@ func refObject(apiVersion string, ref mesh.ObjectRef) (*unstructured.Unstructure
 	return u, nil
 }
 
-func (e *Executor) deleteObject(ctx context.Context, r *run, d *plan.DeleteObject) (outcome, error) {
+func (e *Executor) deleteObject(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.DeleteObject) (outcome, error) {
 	u, err := refObject(d.APIVersion, d.Object)
 	if err != nil {
 		return outcome{}, err
@@ -44,6 +44,16 @@ func (e *Executor) deleteObject(ctx context.Context, r *run, d *plan.DeleteObjec
 	if r.dry {
 		opts = append(opts, client.DryRunAll)
 		verb = fmt.Sprintf("would delete (after checking the backup written by step %s)", d.BackupStep)
+	} else if d.BackupStep == "" {
+		// A rollback that removes what its step created names no backup step (plan validation
+		// allows that only in rollbacks): back the object up here, as an uninstall's rollback does.
+		ent, err := e.backupObject(ctx, plan.BackupObject{APIVersion: d.APIVersion, Object: d.Object})
+		if err != nil {
+			return outcome{}, err
+		}
+		if err := e.autoBackup(ctx, r, st, rec, ent); err != nil {
+			return outcome{}, err
+		}
 	} else if err := e.requireBackup(ctx, r, d.BackupStep, d.Object); err != nil {
 		return outcome{}, err
 	}

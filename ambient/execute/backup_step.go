@@ -55,14 +55,14 @@ func (e *Executor) writeBackup(ctx context.Context, r *run, rec *StepRecord, ste
 	if err != nil {
 		return "", fmt.Errorf("encode backup: %w", err)
 	}
-	key := backupKey(r.hash, stepID)
-	if err := e.retry(ctx, "write backup "+key, func(ctx context.Context) error { return e.backups.Write(ctx, key, data) }); err != nil {
+	store, key := e.storeFor(r, stepID)
+	if err := e.retry(ctx, "write backup "+key, func(ctx context.Context) error { return store.Write(ctx, key, data) }); err != nil {
 		return "", fmt.Errorf("write backup %q: %w", key, err)
 	}
 	var back []byte
 	if err := e.retry(ctx, "read backup "+key, func(ctx context.Context) error {
 		var err error
-		back, err = e.backups.Read(ctx, key)
+		back, err = store.Read(ctx, key)
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("read backup %q back: %w", key, err)
@@ -79,11 +79,11 @@ func (e *Executor) writeBackup(ctx context.Context, r *run, rec *StepRecord, ste
 
 // readBackup reads a step's backup and checks it against the digest recorded when it was written.
 func (e *Executor) readBackup(ctx context.Context, r *run, stepID, want string) (*Backup, error) {
-	key := backupKey(r.hash, stepID)
+	store, key := e.storeFor(r, stepID)
 	var data []byte
 	if err := e.retry(ctx, "read backup "+key, func(ctx context.Context) error {
 		var err error
-		data, err = e.backups.Read(ctx, key)
+		data, err = store.Read(ctx, key)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read backup %q of step %s: %w", key, stepID, err)

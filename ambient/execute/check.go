@@ -91,6 +91,12 @@ var checkTable = map[plan.CheckType]checkFunc{
 	plan.CheckNodeAgentAbsent:        typed(checkNodeAgentAbsent),
 	plan.CheckWorkloadsReady:         typed(checkWorkloadsReady),
 	plan.CheckNoAmbientPods:          typed(checkNoAmbientPods),
+	plan.CheckGatewayProgrammed:      typed(checkGatewayProgrammed),
+	plan.CheckWaypointAccepted:       typed(checkWaypointAccepted),
+	plan.CheckPodsCaptured:           typed(checkPodsCaptured),
+	plan.CheckNoSidecars:             typed(checkNoSidecars),
+	plan.CheckSidecarsInjected:       typed(checkSidecarsInjected),
+	plan.CheckBackupWritable:         typed(checkBackupWritable),
 }
 
 // typed adapts a check over its argument struct: the params are decoded strictly first.

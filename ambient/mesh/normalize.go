@@ -109,12 +109,19 @@ type fingerprintView struct {
 	Namespaces      []string            `json:"n"`
 	Releases        []string            `json:"h"`
 	Trust           map[string][]string `json:"a"`
+	// Added for namespace migration; empty lists are left out, so the fingerprint of a snapshot
+	// without policies and Services is what it was before they were added.
+	Policies []string `json:"p,omitempty"`
+	Services []string `json:"s,omitempty"`
 }
 
 // Fingerprint returns a stable hash ("sha256:<hex>") of the parts of the snapshot a plan's safety is
 // built on: Kubernetes version, revisions and their versions and trusted ztunnel accounts, tags, the
 // default revision, CNI and ztunnel identities, versions and the node selectors and affinities that
-// decide where they run, gateways and their owners, namespace mesh labels and Helm release revisions.
+// decide where they run, gateways and their owners (and a waypoint's istio.io/waypoint-for),
+// namespace mesh labels, Helm release revisions, the spec (hashed), revision label and dry-run
+// annotation of every Istio policy and route, and the waypoint labels and selector of every Service.
+// Policy status (istiod's conditions) is left out: istiod rewrites it while a migration waits for it.
 // Nodes are left out on purpose: Karpenter and cluster autoscalers add and remove them all the time,
 // and a node-by-node or blue-green run takes hours under exactly that churn (the executor skips a
 // node that went away and verifies the ztunnel of a node that came). A plan carries the fingerprint;
@@ -139,7 +146,25 @@ func (s *Snapshot) Fingerprint() string {
 			" nodeSelector="+string(sel)+" affinity="+string(aff))
 	}
 	for _, g := range c.Gateways {
-		v.Gateways = append(v.Gateways, g.Ref().String()+" rev="+g.Revision)
+		line := g.Ref().String() + " rev=" + g.Revision
+		if g.Waypoint && g.WaypointFor != "" {
+			line += " for=" + g.WaypointFor
+		}
+		v.Gateways = append(v.Gateways, line)
+	}
+	for _, p := range c.Policies {
+		spec, _ := json.Marshal(p.Spec)
+		sum := sha256.Sum256(spec)
+		line := p.Ref().String() + " rev=" + p.RevisionLabel + " spec=" + hex.EncodeToString(sum[:8])
+		if d, ok := p.Annotations["istio.io/dry-run"]; ok {
+			line += " dry-run=" + d
+		}
+		v.Policies = append(v.Policies, line)
+	}
+	for _, svc := range c.Services {
+		labels, _ := json.Marshal(svc.Labels)
+		sel, _ := json.Marshal(svc.Selector)
+		v.Services = append(v.Services, svc.Ref().String()+" labels="+string(labels)+" selector="+string(sel))
 	}
 	for _, n := range c.Namespaces {
 		b, _ := json.Marshal(n.Labels)
@@ -148,7 +173,7 @@ func (s *Snapshot) Fingerprint() string {
 	for _, h := range c.HelmReleases {
 		v.Releases = append(v.Releases, fmt.Sprintf("%s/%s %s-%s #%d", h.Namespace, h.Name, h.Chart, h.ChartVersion, h.Revision))
 	}
-	for _, l := range [][]string{v.Revisions, v.Tags, v.Ztunnels, v.Gateways, v.Namespaces, v.Releases} {
+	for _, l := range [][]string{v.Revisions, v.Tags, v.Ztunnels, v.Gateways, v.Namespaces, v.Releases, v.Policies, v.Services} {
 		sort.Strings(l)
 	}
 	for k, l := range v.Trust {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
@@ -33,6 +34,12 @@ const (
 	CheckNodeAgentAbsent        CheckType = "NodeAgentAbsent"
 	CheckWorkloadsReady         CheckType = "WorkloadsReady"
 	CheckNoAmbientPods          CheckType = "NoAmbientPods"
+	CheckGatewayProgrammed      CheckType = "GatewayProgrammed"
+	CheckWaypointAccepted       CheckType = "WaypointAccepted"
+	CheckPodsCaptured           CheckType = "PodsCaptured"
+	CheckNoSidecars             CheckType = "NoSidecars"
+	CheckSidecarsInjected       CheckType = "SidecarsInjected"
+	CheckBackupWritable         CheckType = "BackupWritable"
 )
 
 // Check is one verifiable condition, as data. Its arguments are typed (one *Args struct per check
@@ -143,6 +150,25 @@ var checkSpecs = map[CheckType]checkSpec{
 	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", nil),
 	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
 		return "kubectl get pods -A -o wide  # on the nodes labelled " + c.Params["selector"]
+	}),
+	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check) string {
+		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s", c.Object.Name, c.Object.Namespace)
+	}),
+	CheckWaypointAccepted: spec[WaypointAcceptedArgs]("", func(c Check) string {
+		return fmt.Sprintf("kubectl get %s %s -n %s -o jsonpath='{.status.conditions[?(@.type==\"WaypointAccepted\")]}'",
+			strings.ToLower(c.Object.Kind), c.Object.Name, c.Object.Namespace)
+	}),
+	CheckPodsCaptured: spec[PodsCapturedArgs]("Namespace", func(c Check) string {
+		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'", c.Object.Name)
+	}),
+	CheckNoSidecars: spec[NoSidecarsArgs]("Namespace", func(c Check) string {
+		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name}{\"\\n\"}{end}'", c.Object.Name)
+	}),
+	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", func(c Check) string {
+		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name}{\"\\n\"}{end}'", c.Object.Name)
+	}),
+	CheckBackupWritable: spec[BackupWritableArgs]("", func(c Check) string {
+		return fmt.Sprintf("test -w \"$(dirname %q)\"", c.Params["file"])
 	}),
 }
 
@@ -331,6 +357,45 @@ type RevisionReadyArgs struct {
 	Revision string `param:"revision,required"`
 }
 
+// GatewayProgrammed: the Gateway (the check's object) has condition Programmed=True written for its
+// current generation (what kubectl shows as READY, and what istiod writes once the waypoint's
+// Deployment and Service are up).
+type GatewayProgrammedArgs struct{}
+
+// WaypointAccepted: istiod has written condition WaypointAccepted=True on the policy (the check's
+// object: an AuthorizationPolicy, RequestAuthentication, ... attached with targetRefs) for its
+// current generation. APIVersion is the policy's (default security.istio.io/v1).
+type WaypointAcceptedArgs struct {
+	APIVersion string `param:"apiVersion"`
+}
+
+// PodsCaptured: the namespace (the check's object) is labelled istio.io/dataplane-mode=ambient, and
+// every pod of it that ambient captures carries ambient.istio.io/redirection=enabled. A pod counts
+// when it is running (or pending) and not terminating, not on the host network, not labelled
+// istio.io/dataplane-mode=none, and runs no injected sidecar: istio-cni never captures a pod with a
+// sidecar (sidecar.istio.io/status), so right after the namespace is labelled only its pods without
+// sidecars must be captured; the sidecar pods are counted in the reason and left to the restart.
+type PodsCapturedArgs struct{}
+
+// NoSidecars: no pod of the namespace (the check's object), terminating ones included, runs an
+// injected sidecar (annotation sidecar.istio.io/status, or a container istio-proxy on a pod that is
+// not a gateway's). Gateway pods injected with the gateway template and finished pods do not count.
+type NoSidecarsArgs struct{}
+
+// SidecarsInjected: every running pod of the step's workloads (a Reinject or Restart step; every pod
+// of the namespace, the check's object, otherwise) runs an injected sidecar, no pod of them is left
+// that runs without one, and none is redirected to ztunnel. Pods that opt out of injection
+// (sidecar.istio.io/inject=false) and gateway pods do not count.
+type SidecarsInjectedArgs struct{}
+
+// BackupWritable: File can be written by the process that runs the executor: its directory exists
+// and takes a new file, and File either does not exist or holds the backup Step of this very plan
+// (a resumed run writes it again). It is checked before anything changes.
+type BackupWritableArgs struct {
+	File string `param:"file,required"`
+	Step string `param:"step"`
+}
+
 // CheckType implementations.
 
 func (DeploymentReadyArgs) CheckType() CheckType     { return CheckDeploymentReady }
@@ -355,3 +420,9 @@ func (NodesReadyArgs) CheckType() CheckType          { return CheckNodesReady }
 func (NodeAgentAbsentArgs) CheckType() CheckType     { return CheckNodeAgentAbsent }
 func (WorkloadsReadyArgs) CheckType() CheckType      { return CheckWorkloadsReady }
 func (NoAmbientPodsArgs) CheckType() CheckType       { return CheckNoAmbientPods }
+func (GatewayProgrammedArgs) CheckType() CheckType   { return CheckGatewayProgrammed }
+func (WaypointAcceptedArgs) CheckType() CheckType    { return CheckWaypointAccepted }
+func (PodsCapturedArgs) CheckType() CheckType        { return CheckPodsCaptured }
+func (NoSidecarsArgs) CheckType() CheckType          { return CheckNoSidecars }
+func (SidecarsInjectedArgs) CheckType() CheckType    { return CheckSidecarsInjected }
+func (BackupWritableArgs) CheckType() CheckType      { return CheckBackupWritable }

@@ -81,6 +81,8 @@ const (
 	CodeMigrationNotInMesh           Code = "MIGRATION_NAMESPACE_NOT_IN_MESH"
 	CodeMigrationAlreadyAmbient      Code = "MIGRATION_NAMESPACE_ALREADY_AMBIENT"
 	CodeMigrationPartlyAmbient       Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
+	CodeMigrationPodSelectsInjection Code = "MIGRATION_POD_LABEL_SELECTS_INJECTION"
+	CodeMigrationNotRestartable      Code = "MIGRATION_WORKLOAD_NOT_RESTARTABLE"
 	CodeIstiodAmbientDisabled        Code = "ISTIOD_AMBIENT_DISABLED"
 	CodePeerAuthenticationDisable    Code = "PEER_AUTHENTICATION_DISABLE"
 	CodePolicySpecInvalid            Code = "POLICY_SPEC_INVALID"
@@ -170,6 +172,8 @@ var codeHelp = map[Code]string{
 	CodeMigrationNotInMesh:           "the namespace to migrate has no sidecars and no mesh labels, so there is nothing to migrate",
 	CodeMigrationAlreadyAmbient:      "the namespace is already labelled for ambient and runs no sidecars",
 	CodeMigrationPartlyAmbient:       "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
+	CodeMigrationPodSelectsInjection: "a workload's pods select sidecar injection themselves (pod label istio.io/rev or sidecar.istio.io/inject=true), so they come back with sidecars after the namespace label is removed",
+	CodeMigrationNotRestartable:      "pods with sidecars belong to no Deployment, StatefulSet or DaemonSet, so the migration cannot restart them; they keep their sidecars until they are recreated",
 	CodeIstiodAmbientDisabled:        "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
 	CodePeerAuthenticationDisable:    "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
 	CodePolicySpecInvalid:            "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",

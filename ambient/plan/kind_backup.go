@@ -2,13 +2,25 @@ package plan
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
 
-// Backup writes objects to the backup store and reads them back before any later step may delete them.
+// Backup writes objects to the backup store (or to the File it names) and reads them back before any
+// later step may delete them.
 type Backup struct {
-	Objects []BackupObject `json:"objects"`
+	Objects []BackupObject `json:"objects,omitempty"`
+	// Namespace, when set, also backs up every object of the Istio (*.istio.io) and Gateway API
+	// (gateway.networking.k8s.io) kinds in this namespace, found from the served CRDs when the step
+	// runs, so that objects the snapshot does not read (HTTPRoutes, Sidecars, ServiceEntries, ...)
+	// are saved too.
+	Namespace string `json:"namespace,omitempty"`
+	// File, when set, is where the backup is written (mode 0600, on the machine that runs the
+	// executor) instead of the executor's backup store: an absolute path. It is read back and
+	// compared; the journal keeps only its digest.
+	File string `json:"file,omitempty"`
 }
 
 // BackupObject is one object (or Helm release) to back up.
@@ -19,22 +31,46 @@ type BackupObject struct {
 	HelmRelease string `json:"helmRelease,omitempty"`
 }
 
+// meshKindsCommand lists the Istio and Gateway API resources a namespace can hold.
+const meshKindsCommand = `$(kubectl api-resources --namespaced -o name | grep -E '\.istio\.io$|^[a-z]+\.gateway\.networking\.k8s\.io$' | paste -sd, -)`
+
 var backupKind = kindSpec{
 	kind:    KindBackup,
 	payload: payloadOf(func(s *Step) *Backup { return s.Backup }),
 	validate: func(s *Step, where string, bad func(string, ...any)) {
-		if len(s.Backup.Objects) == 0 {
-			bad("%s: backup names no object", where)
+		b := s.Backup
+		if len(b.Objects) == 0 && b.Namespace == "" {
+			bad("%s: backup names no object and no namespace", where)
 		}
-		for _, o := range s.Backup.Objects {
+		for _, o := range b.Objects {
 			if o.HelmRelease == "" && (o.APIVersion == "" || o.Object.Kind == "" || o.Object.Name == "") {
 				bad("%s: backup of %s needs apiVersion, kind and name (or helmRelease)", where, o.Object)
 			}
+			if o.HelmRelease != "" && b.File != "" {
+				bad("%s: backup of Helm release %s to a file: Helm values may hold credentials; back releases up to the backup store", where, o.HelmRelease)
+			}
+		}
+		if b.File != "" && !filepath.IsAbs(b.File) {
+			bad("%s: backup.file %q is not an absolute path; the executor may run elsewhere than the planner", where, b.File)
 		}
 	},
 	commands: func(s *Step) []string {
+		b := s.Backup
 		var out []string
-		for _, o := range s.Backup.Objects {
+		if b.File != "" {
+			if b.Namespace != "" {
+				return []string{fmt.Sprintf("(umask 077; kubectl get %s -n %s -o json > %s)", meshKindsCommand, b.Namespace, b.File)}
+			}
+			var targets []string
+			for _, o := range b.Objects {
+				targets = append(targets, kubectlTarget(o.Object))
+			}
+			return []string{fmt.Sprintf("(umask 077; for o in %q; do kubectl get $o -o json; done > %s)", strings.Join(targets, `" "`), b.File)}
+		}
+		if b.Namespace != "" {
+			out = append(out, fmt.Sprintf("kubectl get %s -n %s -o yaml > backup/%s.yaml", meshKindsCommand, b.Namespace, b.Namespace))
+		}
+		for _, o := range b.Objects {
 			if o.HelmRelease != "" {
 				out = append(out, fmt.Sprintf("helm get all %s -n %s > backup/helm-%s.yaml", o.HelmRelease, o.Object.Namespace, o.HelmRelease))
 				continue

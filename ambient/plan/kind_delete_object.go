@@ -10,7 +10,9 @@ import (
 type DeleteObject struct {
 	APIVersion string         `json:"apiVersion"`
 	Object     mesh.ObjectRef `json:"object"`
-	BackupStep string         `json:"backupStep"`
+	// BackupStep is the ID of the Backup step that saved the object. A rollback that removes what its
+	// step created names none: the executor backs the object up itself before deleting it.
+	BackupStep string `json:"backupStep"`
 }
 
 var deleteObjectKind = kindSpec{

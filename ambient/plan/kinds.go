@@ -23,8 +23,8 @@ type kindSpec struct {
 var kindSpecs = []kindSpec{
 	helmInstallKind, helmUpgradeKind, helmUninstallKind, helmRollbackKind,
 	applyObjectKind, deleteObjectKind, patchLabelsKind, annotateKind, moveTagKind,
-	cordonKind, uncordonKind, drainKind, deletePodKind, restartKind,
-	waitForKind, verifyKind, backupKind, approvalKind, healthGateKind,
+	cordonKind, uncordonKind, drainKind, deletePodKind, restartKind, reinjectKind,
+	waitForKind, verifyKind, backupKind, restoreKind, approvalKind, healthGateKind,
 }
 
 // payloadOf adapts a field accessor, so that an unset pointer gives an untyped nil.

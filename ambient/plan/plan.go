@@ -81,7 +81,8 @@ func (p *Plan) Step(id string) (*Step, bool) {
 
 // Validate checks the plan's structure: apiVersion and kind, a fingerprint, unique non-empty step IDs,
 // exactly one action per step and per rollback, dependencies only on earlier steps, deletions and
-// uninstalls only after the backup step they name, known check types.
+// uninstalls only after the backup step they name, restores only from a backup step at or before
+// the step they undo, known check types.
 func (p *Plan) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -124,6 +125,12 @@ func (p *Plan) Validate() error {
 		}
 		if s.Rollback != nil {
 			validateStep(s.Rollback, where+" rollback", bad)
+			if rs := s.Rollback.Restore; rs != nil {
+				// A rollback runs after its step, so its backup may be the step itself or any earlier one.
+				if j, ok := seen[rs.BackupStep]; !ok || p.Steps[j].Backup == nil {
+					bad("%s rollback: restores from %q, which is not a Backup step at or before it", where, rs.BackupStep)
+				}
+			}
 			if s.Rollback.Rollback != nil {
 				bad("%s: a rollback has its own rollback; nest at most one level", where)
 			}

@@ -40,9 +40,11 @@ type Step struct {
 	Drain         *NodeDrain     `json:"drain,omitempty"`
 	DeletePod     *PodSelection  `json:"deletePod,omitempty"`
 	Restart       *Restart       `json:"restart,omitempty"`
+	Reinject      *Reinject      `json:"reinject,omitempty"`
 	WaitFor       *WaitFor       `json:"waitFor,omitempty"`
 	Verify        *Verification  `json:"verify,omitempty"`
 	Backup        *Backup        `json:"backup,omitempty"`
+	Restore       *Restore       `json:"restore,omitempty"`
 	Approval      *Approval      `json:"approval,omitempty"`
 	HealthGate    *HealthGate    `json:"healthGate,omitempty"`
 
@@ -77,9 +79,11 @@ const (
 	KindDrain         Kind = "Drain"
 	KindDeletePod     Kind = "DeletePod"
 	KindRestart       Kind = "Restart"
+	KindReinject      Kind = "Reinject"
 	KindWaitFor       Kind = "WaitFor"
 	KindVerify        Kind = "Verify"
 	KindBackup        Kind = "Backup"
+	KindRestore       Kind = "Restore"
 	KindApproval      Kind = "Approval"
 	KindHealthGate    Kind = "HealthGate"
 )

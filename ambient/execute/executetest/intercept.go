@@ -100,6 +100,7 @@ func (w *World) funcs() interceptor.Funcs {
 			if k == "Node" {
 				w.nodesChanged(ctx)
 			}
+			w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 			return w.wrote()
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
@@ -121,6 +122,7 @@ func (w *World) funcs() interceptor.Funcs {
 			if !book {
 				w.effect("apply " + ref(u.GetKind(), u.GetNamespace(), u.GetName()))
 			}
+			w.afterWrite(ctx, u.GetKind(), u.GetNamespace(), u.GetName())
 			return w.wrote()
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -156,6 +158,7 @@ func (w *World) funcs() interceptor.Funcs {
 			case "Deployment", "StatefulSet", "DaemonSet", "Job":
 				w.collect(ctx, k, obj.GetNamespace(), obj.GetName())
 			}
+			w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 			return w.wrote()
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {

@@ -79,6 +79,9 @@ type World struct {
 	onKill                      func()
 	snapCalls                   int
 	tamperBackups               bool
+	// migration turns on SimulateMigration; unprogrammed lists waypoints that never get Programmed.
+	migration    bool
+	unprogrammed map[string]bool
 }
 
 // NewWorld returns a world holding objs. Helm releases stored in the objects' Helm storage Secrets

@@ -297,7 +297,8 @@ func TestPlanningFlagsBecomeUpgradeOptions(t *testing.T) {
 	for _, args := range [][]string{
 		{"--ztunnel", "in-place", "--batch-size", "2"},
 		{"--ztunnel", "in-place", "--drain-timeout", "5m"},
-		{"--ztunnel", "blue-green"},
+		{"--ztunnel", "node-by-node", "--green-nodepools", "general"},
+		{"--ztunnel", "blue-green", "--green-nodepools", "general", "--relabel", "n1"},
 		{"-o", "xml"},
 		{"--today", "tomorrow"},
 		{"--charts", "ftp://mirror/charts"},
@@ -308,6 +309,12 @@ func TestPlanningFlagsBecomeUpgradeOptions(t *testing.T) {
 		if _, err := pf.Options(ctx, snap); ExitCode(err) != ExitUsage {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
+	}
+	_, pf = upgradeCommand(t, "--ztunnel", "blue-green", "--green-nodepools", "general,batch", "--batch-size", "4")
+	if opts, err := pf.Options(ctx, snap); err != nil {
+		t.Errorf("--ztunnel blue-green: %v", err)
+	} else if bg, ok := opts.Ztunnel.(ztunnel.BlueGreen); !ok || bg.BatchSize != 4 || strings.Join(bg.Capacity.NodePools, ",") != "general,batch" {
+		t.Errorf("--ztunnel blue-green: %#v", opts.Ztunnel)
 	}
 	_, pf = upgradeCommand(t, "--ztunnel", "in-place")
 	if opts, err := pf.Options(ctx, snap); err != nil || opts.Ztunnel != (ztunnel.InPlace{}) {

@@ -1,0 +1,55 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// Reinject sets a namespace's sidecar injection labels again and restarts its workloads, in
+// batches, so that their pods come back with sidecars: the rollback of a sidecar → ambient
+// migration once its pods were restarted ("re-add the injection label, then kubectl rollout
+// restart"). One step does both because the restart means nothing without the labels.
+type Reinject struct {
+	Namespace string `json:"namespace"`
+	// Labels are the injection labels to set (istio-injection, istio.io/rev) as they were.
+	Labels map[string]string `json:"labels"`
+	// Workloads to restart (Deployments, StatefulSets, DaemonSets).
+	Workloads []mesh.ObjectRef `json:"workloads,omitempty"`
+	BatchSize int              `json:"batchSize,omitempty"`
+}
+
+var reinjectKind = kindSpec{
+	kind:    KindReinject,
+	payload: payloadOf(func(s *Step) *Reinject { return s.Reinject }),
+	validate: func(s *Step, where string, bad func(string, ...any)) {
+		r := s.Reinject
+		mustNotBeEmpty(where, "reinject.namespace", r.Namespace, bad)
+		if len(r.Labels) == 0 {
+			bad("%s: reinject sets no injection label", where)
+		}
+		for _, w := range r.Workloads {
+			switch w.Kind {
+			case "Deployment", "StatefulSet", "DaemonSet":
+			default:
+				bad("%s: reinject restart of %s: only Deployments, StatefulSets and DaemonSets roll out", where, w)
+			}
+		}
+		if r.BatchSize < 0 {
+			bad("%s: reinject.batchSize is negative", where)
+		}
+	},
+	commands: func(s *Step) []string {
+		r := s.Reinject
+		var args []string
+		for _, k := range sortedKeys(r.Labels) {
+			args = append(args, k+"="+r.Labels[k])
+		}
+		out := []string{fmt.Sprintf("kubectl label --overwrite namespace %s %s", r.Namespace, strings.Join(args, " "))}
+		for _, w := range r.Workloads {
+			out = append(out, fmt.Sprintf("kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace))
+		}
+		return out
+	},
+}

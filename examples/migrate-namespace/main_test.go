@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// TestFromDirReportsAndPlansWithoutApplying runs the example over the migrate package's fixtures.
+func TestFromDirReportsAndPlansWithoutApplying(t *testing.T) {
+	dir := t.TempDir()
+	var dump []byte
+	for _, f := range []string{"../../migrate/testdata/base.yaml", "../../migrate/testdata/migrate/checkout.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dump = append(append(dump, b...), []byte("\n---\n")...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dump.yaml"), dump, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	for k, v := range map[string]string{"from-dir": dir, "namespace": "checkout", "waypoint": "waypoint", "apply": "all",
+		"delete": "DestinationRule/web", "plan-file": planFile, "backup": filepath.Join(dir, "backup.json")} {
+		if err := flag.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(context.Background()); err != nil {
+		t.Fatalf("migrate-namespace --from-dir: %v", err)
+	}
+	b, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Runnable() || len(p.Steps) != 16 {
+		t.Fatalf("plan: runnable %v, %d steps; want a runnable plan of 16 steps", p.Runnable(), len(p.Steps))
+	}
+	if _, ok := p.Step("migrate/checkout/delete/destinationrule/web"); !ok {
+		t.Error("the DestinationRule named with --delete is not deleted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "backup.json")); !os.IsNotExist(err) {
+		t.Error("planning from files wrote the backup")
+	}
+}

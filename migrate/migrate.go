@@ -1,0 +1,503 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// ErrBlocked is returned, with the plan, when findings stop the migration: the plan holds them (and
+// no steps), so callers can still render why.
+var ErrBlocked = errors.New("migration blocked by findings")
+
+// Defaults of MigrateOptions fields left zero.
+const (
+	DefaultProbe                  = "mesh-health"
+	DefaultSettleSeconds          = 60
+	DefaultWaypointTimeoutSeconds = 300
+)
+
+// MigrateOptions configure MigrateNamespace. BackupFile is required; every other zero value is a
+// safe default: no waypoint is created, no proposal is applied, nothing is deleted.
+type MigrateOptions struct {
+	// Waypoint is the waypoint the namespace (or WaypointServices) will use when it names none:
+	// proposals attach to it, and the plan labels istio.io/use-waypoint with it. Its Namespace must
+	// be empty or the migrated namespace. Nil: only a waypoint the namespace already names counts.
+	Waypoint *WaypointRef
+	// CreateWaypoint creates Waypoint (a Gateway of class istio-waypoint) when the snapshot does not
+	// hold it; without it the plan waits for a waypoint someone else creates.
+	CreateWaypoint bool
+	// WaypointServices labels only these Services of the namespace istio.io/use-waypoint, instead of
+	// the namespace.
+	WaypointServices []string
+	// Apply names the proposals of the readiness report to apply, by the sidecar-era object each
+	// replaces (Proposal.For). Nothing is applied that is not named here.
+	Apply []mesh.ObjectRef
+	// Keep names sidecar-era objects to keep although an applied proposal replaces them. By default
+	// the plan deletes, after the backup, what an applied proposal replaces, except L4 policies whose
+	// caller rules also stay needed for traffic that bypasses the waypoint.
+	Keep []mesh.ObjectRef
+	// Delete names more sidecar-era policies and routes of the namespace to delete after the backup
+	// (a DestinationRule an HTTPRoute made redundant, ...). Policies ztunnel enforces as written and
+	// objects the classifier cannot read are refused.
+	Delete []mesh.ObjectRef
+	// BackupFile is the absolute path, on the machine that runs the executor, of the file the backup
+	// of every Istio and Gateway API object of the namespace is written to (mode 0600) before
+	// anything is deleted. The executor checks that it can write it before the first step. Required.
+	BackupFile string
+	// BatchSize is how many workloads restart together; 0 means 1.
+	BatchSize int
+	// RootNamespace and Waive are as in ReadinessOptions.
+	RootNamespace string
+	Waive         []plan.Code
+	// Probe names the caller's health probe asked at the end of the plan; "" means DefaultProbe.
+	Probe string
+	// SettleSeconds is how long the final health gate waits before asking; 0 means 60.
+	SettleSeconds int
+	// WaypointTimeoutSeconds bounds the wait for the waypoint to be Programmed; 0 means 300.
+	WaypointTimeoutSeconds int
+}
+
+// MigrateNamespace plans moving one namespace from sidecars to ambient, in the order the Istio
+// migration guide requires, each step with its gate and its rollback:
+//
+//  1. the waypoint (created when asked) and the proposals the caller chose (targetRefs policies,
+//     HTTPRoutes), then istio.io/use-waypoint on the namespace or the chosen Services; gate: the
+//     waypoint Gateway is Programmed and every applied policy is WaypointAccepted;
+//  2. istio.io/dataplane-mode=ambient on the namespace; gate: its pods without sidecars are captured;
+//  3. the injection labels removed (istio-injection, istio.io/rev: whichever is set, remembered);
+//  4. the sidecar workloads restarted in batches; gate: no pod runs a sidecar, every pod is captured;
+//  5. a backup of every Istio and Gateway API object of the namespace to BackupFile, read back and
+//     compared, then the deletion of the sidecar-era policies and routes the applied proposals
+//     replace (and those in Delete), each only once its replacement is accepted;
+//  6. validation (no sidecar left, every pod captured, L7 policies accepted by the waypoint) and a
+//     health gate before the next namespace.
+//
+// Rolling back every step that ran, last first (execute.Executor.RollbackTo), returns the namespace
+// to where it started: objects restored from the backup, the labels as they were, the workloads
+// restarted with sidecars, the waypoint and applied proposals removed.
+//
+// The plan carries the readiness report's findings. Findings the plan itself resolves (a policy
+// copied to the waypoint and deleted, a VirtualService replaced by an HTTPRoute) become info.
+// Blocking findings stop planning: the plan is returned with them and no steps, together with an
+// error wrapping ErrBlocked. Unwaived waivable findings do not stop planning; plan.Runnable reports
+// false until they are waived or fixed. Bad options give an error wrapping plan.ErrInvalidOptions.
+//
+// Plan one namespace at a time, each from a snapshot taken after the previous one was applied (the
+// fingerprint covers every namespace's labels); Order says in which order.
+func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (*plan.Plan, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: the snapshot is nil; observe the cluster first (observe.Live or observe.Dir)", ErrInvalidInput)
+	}
+	s = mesh.Normalized(s)
+	if err := opts.validate(namespace); err != nil {
+		return nil, err
+	}
+	m := &migration{s: s, ns: namespace, opts: opts}
+	nsObj := findNamespace(s, namespace)
+	ropts := ReadinessOptions{RootNamespace: opts.RootNamespace, Waive: opts.Waive}
+	if nsObj != nil {
+		if err := m.pickWaypoint(nsObj); err != nil {
+			return nil, err
+		}
+		if m.waypoint != nil && nsObj.Labels[mesh.LabelUseWaypoint] == "" {
+			w := *m.waypoint
+			ropts.Waypoint = &w
+		}
+	}
+	r, err := Readiness(s, namespace, ropts)
+	if err != nil {
+		return nil, err
+	}
+	m.report = r
+	p := plan.New(plan.Metadata{
+		Name:        fmt.Sprintf("migrate namespace %s from sidecars to ambient", namespace),
+		Operation:   "migrate-namespace",
+		Fingerprint: s.Fingerprint(),
+		Options:     opts.echo(namespace),
+	})
+	p.Findings = append([]plan.Finding(nil), r.Findings...)
+	m.p = p
+	if blocking(p.Findings) {
+		return m.blocked()
+	}
+	if err := m.choose(); err != nil {
+		return nil, err
+	}
+	m.workloadFindings()
+	m.build(nsObj)
+	m.resolveFindings()
+	plan.SortFindings(p.Findings)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
+	}
+	return p, nil
+}
+
+func (o MigrateOptions) validate(ns string) error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", plan.ErrInvalidOptions, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case ns == "":
+		return fmt.Errorf("%w: no namespace given; name the namespace to migrate", ErrInvalidInput)
+	case o.BackupFile == "":
+		return bad("MigrateOptions.BackupFile is empty; name the file the backup of the namespace's Istio and Gateway API objects is written to before anything is deleted")
+	case !filepath.IsAbs(o.BackupFile):
+		return bad("MigrateOptions.BackupFile %q is not an absolute path; the executor may run in another directory than the planner", o.BackupFile)
+	case o.Waypoint != nil && o.Waypoint.Name == "":
+		return bad("MigrateOptions.Waypoint has no name; give the name of the waypoint Gateway")
+	case o.Waypoint != nil && o.Waypoint.Namespace != "" && o.Waypoint.Namespace != ns:
+		return bad("MigrateOptions.Waypoint is in namespace %s; a waypoint of another namespace (istio.io/use-waypoint-namespace) is not planned yet: use one in %s", o.Waypoint.Namespace, ns)
+	case o.CreateWaypoint && o.Waypoint == nil:
+		return bad("MigrateOptions.CreateWaypoint is set but Waypoint is nil; name the waypoint to create")
+	case o.BatchSize < 0 || o.SettleSeconds < 0 || o.WaypointTimeoutSeconds < 0:
+		return bad("MigrateOptions.BatchSize, SettleSeconds and WaypointTimeoutSeconds must not be negative")
+	}
+	if o.Waypoint != nil {
+		switch o.Waypoint.For {
+		case "", trafficService, trafficWorkload, trafficAll:
+		default:
+			return bad("MigrateOptions.Waypoint.For is %q; want service, workload or all", o.Waypoint.For)
+		}
+	}
+	return nil
+}
+
+func (o MigrateOptions) echo(ns string) map[string]string {
+	out := map[string]string{"namespace": ns, "backupFile": o.BackupFile}
+	if o.Waypoint != nil {
+		out["waypoint"] = o.Waypoint.Name
+		if o.Waypoint.For != "" {
+			out["waypointFor"] = o.Waypoint.For
+		}
+		out["createWaypoint"] = strconv.FormatBool(o.CreateWaypoint)
+	}
+	join := func(refs []mesh.ObjectRef) string {
+		var s []string
+		for _, r := range refs {
+			s = append(s, r.String())
+		}
+		return strings.Join(s, ", ")
+	}
+	for k, v := range map[string]string{"apply": join(o.Apply), "keep": join(o.Keep), "delete": join(o.Delete),
+		"waypointServices": strings.Join(o.WaypointServices, ", ")} {
+		if v != "" {
+			out[k] = v
+		}
+	}
+	if o.BatchSize > 0 {
+		out["batchSize"] = strconv.Itoa(o.BatchSize)
+	}
+	if len(o.Waive) > 0 {
+		var w []string
+		for _, c := range o.Waive {
+			w = append(w, string(c))
+		}
+		out["waive"] = strings.Join(w, ",")
+	}
+	return out
+}
+
+// migration is the state of one MigrateNamespace call.
+type migration struct {
+	s      *mesh.Snapshot
+	ns     string
+	opts   MigrateOptions
+	report *Report
+	p      *plan.Plan
+	// waypoint is the waypoint the namespace will use (nil: none); create says the plan creates it;
+	// label says the plan labels the namespace (or services) with it.
+	waypoint *WaypointRef
+	create   bool
+	// applied are the chosen proposals; deleted the objects to delete after the backup, with the
+	// proposal that replaces each (nil for Delete).
+	applied []Proposal
+	deleted []deletion
+	// ids of steps, for findings' messages.
+	deleteStep map[mesh.ObjectRef]string
+	applyStep  map[mesh.ObjectRef]string
+	restarted  []mesh.ObjectRef
+}
+
+type deletion struct {
+	policy mesh.Policy
+	by     *Proposal
+}
+
+func blocking(fs []plan.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == plan.Blocking {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *migration) blocked() (*plan.Plan, error) {
+	plan.SortFindings(m.p.Findings)
+	var codes []string
+	seen := map[plan.Code]bool{}
+	for _, f := range m.p.Findings {
+		if f.Severity == plan.Blocking && !seen[f.Code] {
+			seen[f.Code] = true
+			codes = append(codes, string(f.Code))
+		}
+	}
+	sort.Strings(codes)
+	if err := m.p.Validate(); err != nil {
+		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
+	}
+	return m.p, fmt.Errorf("%w: namespace %s: %s", ErrBlocked, m.ns, strings.Join(codes, ", "))
+}
+
+func (m *migration) id(parts ...string) string {
+	return "migrate/" + m.ns + "/" + strings.Join(parts, "/")
+}
+
+func (m *migration) gateway(name string) *mesh.Gateway {
+	for i := range m.s.Gateways {
+		g := &m.s.Gateways[i]
+		if g.Kind == mesh.GatewayKindAPI && g.Namespace == m.ns && g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// pickWaypoint settles which waypoint the namespace will use and whether the plan creates it.
+func (m *migration) pickWaypoint(ns *mesh.Namespace) error {
+	cur, labelled := ns.Labels[mesh.LabelUseWaypoint]
+	if labelled && cur == "none" {
+		cur, labelled = "", false
+	}
+	if other := ns.Labels[mesh.LabelUseWaypointNamespace]; labelled && other != "" && other != m.ns {
+		return fmt.Errorf("%w: namespace %s uses waypoint %s/%s of another namespace; plan that waypoint's acceptance by hand", plan.ErrInvalidOptions, m.ns, other, cur)
+	}
+	w := m.opts.Waypoint
+	switch {
+	case w == nil && labelled:
+		m.waypoint = &WaypointRef{Namespace: m.ns, Name: cur}
+	case w == nil:
+		if len(m.opts.WaypointServices) > 0 {
+			return fmt.Errorf("%w: WaypointServices are given but no waypoint: set MigrateOptions.Waypoint", plan.ErrInvalidOptions)
+		}
+		return nil
+	case labelled && cur != w.Name:
+		return fmt.Errorf("%w: namespace %s is labelled %s=%s, not %s; migrate with that waypoint or relabel the namespace first", plan.ErrInvalidOptions, m.ns, mesh.LabelUseWaypoint, cur, w.Name)
+	default:
+		ref := *w
+		ref.Namespace = m.ns
+		m.waypoint = &ref
+	}
+	m.create = m.opts.CreateWaypoint && m.gateway(m.waypoint.Name) == nil
+	for _, svc := range m.opts.WaypointServices {
+		if !m.hasService(svc) {
+			return fmt.Errorf("%w: WaypointServices names Service %s/%s, which is not in the snapshot (Services: %s)", plan.ErrInvalidOptions, m.ns, svc, strings.Join(m.serviceNames(), ", "))
+		}
+	}
+	return nil
+}
+
+func (m *migration) hasService(name string) bool {
+	for _, s := range m.s.Services {
+		if s.Namespace == m.ns && s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *migration) serviceNames() []string {
+	var out []string
+	for _, s := range m.s.Services {
+		if s.Namespace == m.ns {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// choose picks the proposals to apply and the objects to delete, refusing what must not be done.
+func (m *migration) choose() error {
+	byFor := map[mesh.ObjectRef]Proposal{}
+	var available []string
+	for _, pr := range m.report.Proposals {
+		byFor[pr.For] = pr
+		available = append(available, pr.For.String())
+	}
+	verdicts := map[mesh.ObjectRef]PolicyVerdict{}
+	for _, v := range m.report.Policies {
+		verdicts[v.Policy] = v
+	}
+	routes := map[mesh.ObjectRef]RouteVerdict{}
+	for _, v := range m.report.Routes {
+		routes[v.Route] = v
+	}
+	seen := map[mesh.ObjectRef]bool{}
+	for _, ref := range m.opts.Apply {
+		pr, ok := byFor[ref]
+		if !ok {
+			return fmt.Errorf("%w: MigrateOptions.Apply names %s, for which the readiness report has no proposal (proposals for: %s)",
+				plan.ErrInvalidOptions, ref, orNone(available))
+		}
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		m.applied = append(m.applied, pr)
+	}
+	sort.Slice(m.applied, func(i, j int) bool { return refLess(m.applied[i].Ref(), m.applied[j].Ref()) })
+	keep := map[mesh.ObjectRef]bool{}
+	for _, k := range m.opts.Keep {
+		keep[k] = true
+	}
+	del := map[mesh.ObjectRef]deletion{}
+	for i := range m.applied {
+		pr := &m.applied[i]
+		if pr.For.Namespace != m.ns || verdicts[pr.For].Class == PrincipalsMoveToWaypoint {
+			continue
+		}
+		if keep[pr.For] {
+			delete(keep, pr.For)
+			continue
+		}
+		del[pr.For] = deletion{policy: policyByRef(m.s, pr.For), by: pr}
+	}
+	for k := range keep {
+		return fmt.Errorf("%w: MigrateOptions.Keep names %s, which the plan would not delete anyway", plan.ErrInvalidOptions, k)
+	}
+	for _, ref := range m.opts.Delete {
+		if _, dup := del[ref]; dup {
+			continue
+		}
+		p := policyByRef(m.s, ref)
+		if ref.Namespace != m.ns || !m.inSnapshot(ref) {
+			return fmt.Errorf("%w: MigrateOptions.Delete names %s, which is not an Istio policy or route of namespace %s in the snapshot", plan.ErrInvalidOptions, ref, m.ns)
+		}
+		if v, ok := verdicts[ref]; ok {
+			switch v.Class {
+			case Unknown:
+				return fmt.Errorf("%w: MigrateOptions.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
+			case KeepsWorking, Unaffected, BlocksMigration:
+				return fmt.Errorf("%w: MigrateOptions.Delete names %s, which ztunnel enforces as written (%s); deleting it would change what the namespace allows, keep it", plan.ErrInvalidOptions, ref, v.Class)
+			}
+		}
+		if v, ok := routes[ref]; ok && v.Error != "" {
+			return fmt.Errorf("%w: MigrateOptions.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
+		}
+		del[ref] = deletion{policy: p}
+	}
+	for _, d := range del {
+		m.deleted = append(m.deleted, d)
+	}
+	// What ztunnel enforces as deny-all, or with rules dropped, goes first: it hurts until it is gone.
+	first := func(d deletion) bool {
+		c := verdicts[d.policy.Ref()].Class
+		return c == DenyAllUnderZtunnel || c == LosesL7Rules
+	}
+	sort.Slice(m.deleted, func(i, j int) bool {
+		a, b := m.deleted[i], m.deleted[j]
+		if first(a) != first(b) {
+			return first(a)
+		}
+		return refLess(a.policy.Ref(), b.policy.Ref())
+	})
+	return nil
+}
+
+func (m *migration) inSnapshot(ref mesh.ObjectRef) bool {
+	for _, p := range m.s.Policies {
+		if p.Ref() == ref {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, "; ")
+}
+
+// workloadFindings reports the sidecar workloads the plan cannot move: pods that select injection
+// themselves, and pods no Deployment, StatefulSet or DaemonSet owns.
+func (m *migration) workloadFindings() {
+	for _, w := range m.s.Workloads {
+		if w.Namespace != m.ns || len(w.SidecarRevisions) == 0 || m.isGateway(w) {
+			continue
+		}
+		switch w.Kind {
+		case "Deployment", "StatefulSet", "DaemonSet":
+			m.restarted = append(m.restarted, w.Ref())
+		default:
+			m.p.Findings = append(m.p.Findings, plan.Finding{Code: plan.CodeMigrationNotRestartable, Severity: plan.Waivable, Object: w.Ref(),
+				Message: fmt.Sprintf("%s runs %d pods with sidecars and cannot be rolled out, so they keep their sidecars and the plan's gate (no sidecar left) waits for them", w.Ref(), w.Pods),
+				Remedy:  "let them finish or recreate them by hand after the injection label is removed"})
+		}
+		if w.PodRevisionLabel != "" || w.Labels[mesh.LabelSidecarInject] == "true" {
+			why := mesh.LabelRev + "=" + w.PodRevisionLabel
+			if w.PodRevisionLabel == "" {
+				why = mesh.LabelSidecarInject + "=true"
+			}
+			m.p.Findings = append(m.p.Findings, plan.Finding{Code: plan.CodeMigrationPodSelectsInjection, Severity: plan.Waivable, Object: w.Ref(),
+				Message: fmt.Sprintf("the pods of %s are labelled %s, so they are injected again after the namespace's injection labels are removed", w.Ref(), why),
+				Remedy:  "remove the label from the pod template (or set sidecar.istio.io/inject=false) before migrating"})
+		}
+	}
+}
+
+func (m *migration) isGateway(w mesh.Workload) bool {
+	if w.GatewayName != "" {
+		return true
+	}
+	for _, g := range m.s.Gateways {
+		if g.Kind == mesh.GatewayKindDeployment && g.Namespace == w.Namespace && g.Name == w.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveFindings turns the waivable findings the plan itself resolves into info, saying how.
+func (m *migration) resolveFindings() {
+	classes := map[mesh.ObjectRef]PolicyClass{}
+	for _, v := range m.report.Policies {
+		classes[v.Policy] = v.Class
+	}
+	for i := range m.p.Findings {
+		f := &m.p.Findings[i]
+		if f.Severity != plan.Waivable || f.Waived {
+			continue
+		}
+		apply, applied := m.applyStep[f.Object]
+		del, deleted := m.deleteStep[f.Object]
+		how := ""
+		switch f.Code {
+		case plan.CodeAuthzBecomesDenyAll, plan.CodeAuthzLosesL7Rules, plan.CodeAuthzDeniesMore, plan.CodeAuthzAllowsMore:
+			if applied && deleted {
+				how = fmt.Sprintf("step %s copies it onto the waypoint and step %s deletes it after the backup", apply, del)
+			}
+		case plan.CodeAuthzNoEffect, plan.CodePolicyNotEnforced, plan.CodeAuthzDryRunIgnored:
+			if applied {
+				how = fmt.Sprintf("step %s copies it onto the waypoint", apply)
+			}
+		case plan.CodeVirtualServiceNeedsHTTPRoute:
+			if applied {
+				how = fmt.Sprintf("step %s applies the HTTPRoute that replaces it", apply)
+			}
+		}
+		if how != "" && classes[f.Object] != PrincipalsMoveToWaypoint {
+			f.Severity = plan.Info
+			f.Message += "; the plan resolves it: " + how
+		}
+	}
+}

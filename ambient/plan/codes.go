@@ -42,8 +42,10 @@ const (
 	CodeNodeWithoutCNI       Code = "NODE_WITHOUT_CNI"
 
 	// ztunnel.
-	CodeZtunnelMissing             Code = "ZTUNNEL_MISSING"
-	CodeZtunnelSelectorOverlap     Code = "ZTUNNEL_SELECTOR_OVERLAP"
+	CodeZtunnelMissing         Code = "ZTUNNEL_MISSING"
+	CodeZtunnelSelectorOverlap Code = "ZTUNNEL_SELECTOR_OVERLAP"
+	// CodeZtunnelNotTrusted details: revision, account (the untrusted one), trustList (the whole
+	// comma-separated list the remedy sets).
 	CodeZtunnelNotTrusted          Code = "ZTUNNEL_NOT_TRUSTED"
 	CodeTrustedAccountStale        Code = "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"
 	CodeTrustedAccountsUnknown     Code = "TRUSTED_ACCOUNTS_UNREADABLE"

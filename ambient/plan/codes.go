@@ -53,7 +53,10 @@ const (
 	CodeAmbientNodeNoZtunnel       Code = "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL"
 	CodeZtunnelControlPlaneUnknown Code = "ZTUNNEL_CONTROL_PLANE_UNKNOWN"
 	CodeZtunnelRenameUnsupported   Code = "ZTUNNEL_RENAME_NEEDS_NEWER_ISTIO"
-	CodeAmbientPodsNotRedirected   Code = "AMBIENT_PODS_NOT_REDIRECTED"
+	// CodeZtunnelUpgradeRenames details: daemonSet, newDaemonSet, serviceAccount, newServiceAccount,
+	// chartVersion, resourceName (the value the upgrade passes, "" when none).
+	CodeZtunnelUpgradeRenames    Code = "ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"
+	CodeAmbientPodsNotRedirected Code = "AMBIENT_PODS_NOT_REDIRECTED"
 
 	// Kubernetes, support and CRDs.
 	CodeKubernetesUnsupported        Code = "KUBERNETES_UNSUPPORTED_BY_TARGET"
@@ -147,6 +150,7 @@ var codeHelp = map[Code]string{
 	CodeAmbientNodeNoZtunnel:         "a node runs ambient pods without a ready ztunnel",
 	CodeZtunnelControlPlaneUnknown:   "which istiod a ztunnel connects to cannot be told",
 	CodeZtunnelRenameUnsupported:     "a ztunnel with a custom name needs an Istio version that supports it",
+	CodeZtunnelUpgradeRenames:        "a ztunnel chart upgrade would rename the DaemonSet (replacing ztunnel on every node at once) or its service account",
 	CodeAmbientPodsNotRedirected:     "pods that should be in ambient carry no redirection annotation",
 	CodeKubernetesUnsupported:        "the target does not support the cluster's Kubernetes version",
 	CodeKubernetesTestedOnly:         "the target was tested, not supported, on the cluster's Kubernetes version",

@@ -56,7 +56,9 @@ func TestTrustRemedyKeepsEveryAccountTheRevisionTrusts(t *testing.T) {
 			objects:   []string{"DaemonSet ztunnel-blue/ztunnel", "DaemonSet ztunnel-green/ztunnel"},
 			trustList: "istio-system/ztunnel,ztunnel-blue/ztunnel,ztunnel-green/ztunnel", key: "env.CA_TRUSTED_NODE_ACCOUNTS"},
 		{name: "a renamed ztunnel keeps a stale entry the revision still trusts", version: "1.30.3",
-			mutate:  func(s *mesh.Snapshot) { s.Ztunnels[0].Name, s.Ztunnels[0].ServiceAccount = "ztunnel-blue", "ztunnel-blue" },
+			mutate: func(s *mesh.Snapshot) {
+				s.Ztunnels[0].Name, s.Ztunnels[0].ServiceAccount = "ztunnel-blue", "ztunnel-blue"
+			},
 			objects: []string{"DaemonSet istio-system/ztunnel-blue"}, trustList: "istio-system/ztunnel,istio-system/ztunnel-blue",
 			key: "env.CA_TRUSTED_NODE_ACCOUNTS"},
 		{name: "istiod before 1.24 reads the list under pilot.env", version: "1.23.6",

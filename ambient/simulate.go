@@ -46,10 +46,17 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 	if newRev != "" {
 		c.Tags = append([]mesh.Tag(nil), s.Tags...)
 		for i := range c.Tags {
-			if old[c.Tags[i].Revision] {
-				movedTags[c.Tags[i].Name] = true
-				c.Tags[i].Revision = newRev
-				c.Tags[i].TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
+			if t := &c.Tags[i]; old[t.Revision] {
+				// The move re-renders both of the tag's objects (tags.Render).
+				movedTags[t.Name] = true
+				t.Revision = newRev
+				if t.WebhookRevision != "" {
+					t.WebhookRevision = newRev
+				}
+				if t.ServiceRevision != "" {
+					t.ServiceRevision = newRev
+				}
+				t.TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
 			}
 		}
 		if old[c.DefaultRevision] {

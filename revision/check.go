@@ -57,12 +57,7 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 			Remedy:  "finish moving tags and remove the old revision once nothing refers to it"})
 	}
 	for _, t := range s.Tags {
-		if _, ok := s.Revision(t.Revision); !ok {
-			add(plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
-				Object:  tagRef(t),
-				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; pods injected through it and gateways it owns break", t.Name, t.Revision),
-				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", t.Revision)})
-		}
+		out = append(out, checkTag(s, t)...)
 	}
 	if s.DefaultRevision != "" {
 		if _, ok := s.Revision(s.DefaultRevision); !ok {
@@ -87,6 +82,53 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 	}
 	out = append(out, checkSidecars(s, opts)...)
 	out = append(out, checkGateways(s, opts)...)
+	return out
+}
+
+// checkTag reports a tag whose objects name a revision that has no istiod, and a tag whose webhook
+// configuration and Service name different revisions.
+//
+// From 1.28 istiod counts a tag as its own when either object names it (istio/istio@1.30.3 and
+// @release-1.31: pkg/revisions/tag_watcher.go, GetMyTags reads the webhook configurations and the
+// Services labelled istio.io/tag). A split tag is therefore claimed by both revisions: both deploy
+// the gateways and waypoints that follow it, while injection goes where the webhook points and xDS
+// clients of istiod-revision-tag-<tag> where the Service points. The docs' webhook-only command
+// (helm template -s templates/revision-tags-mwc.yaml) leaves exactly that behind.
+func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
+	var out []plan.Finding
+	type object struct {
+		ref mesh.ObjectRef
+		rev string
+	}
+	var objs []object
+	if rev, ok := t.WebhookPointsAt(); ok {
+		objs = append(objs, object{t.WebhookRef(), rev})
+	}
+	if rev, ok := t.ServicePointsAt(); ok && (len(objs) == 0 || rev != objs[0].rev) {
+		objs = append(objs, object{t.ServiceRef(), rev})
+	}
+	if len(objs) == 0 {
+		objs = append(objs, object{tagRef(t), t.Revision})
+	}
+	for _, o := range objs {
+		if _, ok := s.Revision(o.rev); !ok {
+			out = append(out, plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
+				Object:  o.ref,
+				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; pods injected through it and gateways it owns break", t.Name, o.rev),
+				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", o.rev),
+				Details: map[string]string{"tag": t.Name, "revision": o.rev}})
+		}
+	}
+	if t.Split() {
+		w, _ := t.WebhookPointsAt()
+		svc, _ := t.ServicePointsAt()
+		out = append(out, plan.Finding{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: t.WebhookRef(),
+			Related: []mesh.ObjectRef{t.ServiceRef()},
+			Message: fmt.Sprintf("tag %q is split: %s points at revision %q and %s at revision %q; istiod counts both, so both revisions claim the gateways and waypoints that follow the tag, while injection goes to %q",
+				t.Name, t.WebhookRef(), w, t.ServiceRef(), svc, w),
+			Remedy:  fmt.Sprintf("re-render both objects for one revision: istioctl tag set %s --revision <revision> --overwrite, or helm template with -s templates/revision-tags-mwc.yaml -s templates/revision-tags-svc.yaml (the webhook template alone leaves the Service behind)", t.Name),
+			Details: map[string]string{"tag": t.Name, "webhookRevision": w, "serviceRevision": svc}})
+	}
 	return out
 }
 

@@ -27,8 +27,13 @@ func References(s *mesh.Snapshot, rev string) []Reference {
 		out = append(out, Reference{Object: ref, Detail: fmt.Sprintf(format, a...)})
 	}
 	for _, t := range s.Tags {
-		if t.Revision == rev {
+		switch w, hasWebhook := t.WebhookPointsAt(); {
+		case !t.Split() && t.PointsAt(rev):
 			add(tagRef(t), "tag %q points at it", t.Name)
+		case hasWebhook && w == rev:
+			add(t.WebhookRef(), "tag %q points at it through its webhook configuration (its Service points elsewhere)", t.Name)
+		case t.PointsAt(rev):
+			add(t.ServiceRef(), "tag %q points at it through its Service (its webhook configuration points elsewhere)", t.Name)
 		}
 	}
 	if s.DefaultRevision == rev {

@@ -149,3 +149,23 @@ func TestRenderMatchesTheChartsShape(t *testing.T) {
 		t.Errorf("outside istio-system the namespace is a suffix: %s", n)
 	}
 }
+
+func TestASplitTagMovesEvenWhenItsWebhookPointsAtTheRevision(t *testing.T) {
+	s := canary()
+	for i := range s.Tags {
+		if s.Tags[i].Name == "prod" { // the docs' webhook-only command moved the webhook, not the Service
+			s.Tags[i].Revision, s.Tags[i].WebhookRevision, s.Tags[i].ServiceRevision = "1-31-4", "1-31-4", "1-30-3"
+		}
+	}
+	p, err := tags.MoveTag(s, "prod", "1-31-4", tags.MoveOptions{SkipRestart: true})
+	if err != nil {
+		t.Fatalf("MoveTag: %v", err)
+	}
+	var kinds []string
+	for _, o := range p.Steps[0].MoveTag.Objects {
+		kinds = append(kinds, o["kind"].(string))
+	}
+	if d := cmp.Diff([]string{"MutatingWebhookConfiguration", "Service"}, kinds); d != "" {
+		t.Errorf("the move re-renders both objects (-want +got):\n%s", d)
+	}
+}

@@ -133,11 +133,19 @@ func (r Revision) Ready() bool {
 	return r.Replicas > 0 && r.ReadyReplicas >= r.Replicas && r.ObservedCurrent
 }
 
-// Tag is a revision tag: a name that injection and gateway ownership resolve to a revision.
+// Tag is a revision tag: a name that injection and gateway ownership resolve to a revision. From
+// Istio 1.28 a tag is two objects, the webhook configuration and the Service, each naming a revision
+// with its istio.io/rev label; they can disagree (WebhookPointsAt, ServicePointsAt).
 type Tag struct {
 	Name string `json:"name"`
-	// Revision the tag points at (istio.io/rev label of its webhook configuration or Service).
+	// Revision the tag points at: the istio.io/rev label of its webhook configuration, or of its
+	// Service when it has no webhook configuration (or one without the label).
 	Revision string `json:"revision"`
+	// WebhookRevision and ServiceRevision are the istio.io/rev labels of the webhook configuration
+	// and of the Service, each empty when that object does not exist (or, in snapshots made before
+	// they were recorded, when unknown: see WebhookPointsAt).
+	WebhookRevision string `json:"webhookRevision,omitempty"`
+	ServiceRevision string `json:"serviceRevision,omitempty"`
 	// Webhook is the MutatingWebhookConfiguration name (istio-revision-tag-<tag>), empty if only a
 	// Service exists.
 	Webhook string `json:"webhook,omitempty"`
@@ -148,6 +156,54 @@ type Tag struct {
 	// TargetService is the Service the webhook calls ("namespace/name"), which should be the
 	// revision's istiod.
 	TargetService string `json:"targetService,omitempty"`
+}
+
+// WebhookPointsAt returns the revision the tag's webhook configuration names, and false when the
+// tag has no webhook configuration. Without WebhookRevision (older snapshots) it is Revision.
+func (t Tag) WebhookPointsAt() (string, bool) {
+	if t.Webhook == "" {
+		return "", false
+	}
+	if t.WebhookRevision != "" {
+		return t.WebhookRevision, true
+	}
+	return t.Revision, true
+}
+
+// ServicePointsAt returns the revision the tag's Service names, and false when the tag has no
+// Service. Without ServiceRevision (older snapshots) it is Revision.
+func (t Tag) ServicePointsAt() (string, bool) {
+	if t.Service == "" {
+		return "", false
+	}
+	if t.ServiceRevision != "" {
+		return t.ServiceRevision, true
+	}
+	return t.Revision, true
+}
+
+// Split reports whether the tag's webhook configuration and Service name different revisions.
+func (t Tag) Split() bool {
+	w, hasWebhook := t.WebhookPointsAt()
+	svc, hasService := t.ServicePointsAt()
+	return hasWebhook && hasService && w != svc
+}
+
+// PointsAt reports whether either object of the tag names revision rev.
+func (t Tag) PointsAt(rev string) bool {
+	w, hasWebhook := t.WebhookPointsAt()
+	svc, hasService := t.ServicePointsAt()
+	return hasWebhook && w == rev || hasService && svc == rev || !hasWebhook && !hasService && t.Revision == rev
+}
+
+// WebhookRef names the tag's webhook configuration; ServiceRef its Service.
+func (t Tag) WebhookRef() ObjectRef {
+	return ObjectRef{Kind: "MutatingWebhookConfiguration", Name: t.Webhook}
+}
+
+// ServiceRef names the tag's Service.
+func (t Tag) ServiceRef() ObjectRef {
+	return ObjectRef{Kind: "Service", Namespace: t.ServiceNamespace, Name: t.Service}
 }
 
 // Injector is one sidecar-injector MutatingWebhookConfiguration.

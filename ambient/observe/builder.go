@@ -485,7 +485,7 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 		target = webhookTarget(m.Webhooks[0].ClientConfig)
 	}
 	if tag, ok := m.Labels[labelTag]; ok && tag != "" {
-		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
+		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], WebhookRevision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
 		b.noteRelease(m, "") // tags rendered through an istiod release's revisionTags belong to it
 	}
 	injector := false
@@ -565,7 +565,7 @@ func (b *builder) addService(s *corev1.Service) {
 		tag = strings.TrimPrefix(s.Name, tagServicePrefix)
 	}
 	b.noteRelease(s, "")
-	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
+	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], ServiceRevision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
 }
 
 // ---- PodDisruptionBudgets -----------------------------------------------------------------------

@@ -104,7 +104,11 @@ func (b *builder) finishNodeAgents(s *mesh.Snapshot) {
 	}
 }
 
-// tags merges tag webhooks and tag Services by tag name.
+// tags merges tag webhooks and tag Services by tag name. Each object's revision is kept
+// (WebhookRevision, ServiceRevision): istiod 1.28+ counts both (istio/istio@1.30.3 and
+// @release-1.31: pkg/revisions/tag_watcher.go, GetMyTags), so a tag whose two objects disagree is
+// claimed by two revisions, and no preference between them may hide that. Revision prefers the
+// webhook's label, as before.
 func (b *builder) tags() []mesh.Tag {
 	sort.Slice(b.tagWebhooks, func(i, j int) bool { return b.tagWebhooks[i].Webhook < b.tagWebhooks[j].Webhook })
 	sort.Slice(b.tagServices, func(i, j int) bool {
@@ -131,7 +135,7 @@ func (b *builder) tags() []mesh.Tag {
 		if t.Service != "" {
 			continue
 		}
-		t.Service, t.ServiceNamespace = svc.Service, svc.ServiceNamespace
+		t.Service, t.ServiceNamespace, t.ServiceRevision = svc.Service, svc.ServiceNamespace, svc.ServiceRevision
 		if t.Revision == "" {
 			t.Revision = svc.Revision
 		}

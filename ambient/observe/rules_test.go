@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -315,8 +316,8 @@ metadata: {name: istiod-default-validator, labels: {istio.io/rev: 1-29-2}}
 func TestTagsInjectorsAndDefaultRevision(t *testing.T) {
 	s := mustObserve(t, webhooks)
 	wantTags := []mesh.Tag{
-		{Name: "legacy", Revision: "1-28-0", Service: "istiod-revision-tag-legacy", ServiceNamespace: "istio-system"},
-		{Name: "stable", Revision: "1-29-2", Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable",
+		{Name: "legacy", Revision: "1-28-0", ServiceRevision: "1-28-0", Service: "istiod-revision-tag-legacy", ServiceNamespace: "istio-system"},
+		{Name: "stable", Revision: "1-29-2", WebhookRevision: "1-29-2", ServiceRevision: "1-29-2", Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable",
 			ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-29-2"},
 	}
 	if d := cmp.Diff(wantTags, s.Tags); d != "" {
@@ -334,6 +335,27 @@ func TestTagsInjectorsAndDefaultRevision(t *testing.T) {
 	}
 	if s.DefaultRevision != "1-29-2" {
 		t.Errorf("default revision = %q, want 1-29-2", s.DefaultRevision)
+	}
+}
+
+// TestATagWhoseObjectsDisagreeKeepsBothRevisions: what the docs' webhook-only command leaves behind
+// (istioctl or helm template of revision-tags-mwc.yaml alone) is a tag Service still naming the old
+// revision.
+func TestATagWhoseObjectsDisagreeKeepsBothRevisions(t *testing.T) {
+	s := mustObserve(t, strings.Replace(webhooks,
+		"name: istiod-revision-tag-stable, namespace: istio-system, labels: {istio.io/tag: stable, istio.io/rev: 1-29-2}",
+		"name: istiod-revision-tag-stable, namespace: istio-system, labels: {istio.io/tag: stable, istio.io/rev: 1-28-0}", 1))
+	tag, ok := s.Tag("stable")
+	if !ok {
+		t.Fatal("tag stable is missing")
+	}
+	want := mesh.Tag{Name: "stable", Revision: "1-29-2", WebhookRevision: "1-29-2", ServiceRevision: "1-28-0",
+		Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-29-2"}
+	if d := cmp.Diff(want, tag); d != "" {
+		t.Errorf("tag (-want +got):\n%s", d)
+	}
+	if !tag.Split() {
+		t.Error("a tag whose webhook and Service name different revisions is split")
 	}
 }
 

@@ -12,12 +12,16 @@ const (
 	CodeVersionNewerThanData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
 
 	// Control plane.
-	CodeIstiodMissing              Code = "ISTIOD_MISSING"
-	CodeIstiodNotReady             Code = "ISTIOD_NOT_READY"
-	CodeControlPlaneMixed          Code = "CONTROL_PLANE_VERSIONS_MIXED"
-	CodeInPlaceSkipsMinor          Code = "IN_PLACE_SKIPS_MINOR"
-	CodeRevisionSkipsTooMany       Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
-	CodeTagRevisionMissing         Code = "TAG_REVISION_MISSING"
+	CodeIstiodMissing        Code = "ISTIOD_MISSING"
+	CodeIstiodNotReady       Code = "ISTIOD_NOT_READY"
+	CodeControlPlaneMixed    Code = "CONTROL_PLANE_VERSIONS_MIXED"
+	CodeInPlaceSkipsMinor    Code = "IN_PLACE_SKIPS_MINOR"
+	CodeRevisionSkipsTooMany Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
+	// CodeTagRevisionMissing details: tag, revision.
+	CodeTagRevisionMissing Code = "TAG_REVISION_MISSING"
+	// CodeTagSplit details: tag, webhookRevision, serviceRevision. Object is the webhook
+	// configuration, Related the Service.
+	CodeTagSplit                   Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
 	CodeNamespaceRevMissing        Code = "NAMESPACE_REVISION_MISSING"
 	CodeDefaultRevisionMissing     Code = "DEFAULT_REVISION_MISSING"
 	CodeGatewayUnowned             Code = "GATEWAY_NOT_OWNED"
@@ -123,6 +127,7 @@ var codeHelp = map[Code]string{
 	CodeInPlaceSkipsMinor:            "an in-place upgrade may move one minor at a time",
 	CodeRevisionSkipsTooMany:         "a revision (canary) upgrade may move at most two minors",
 	CodeTagRevisionMissing:           "a revision tag points at a revision with no istiod",
+	CodeTagSplit:                     "a tag's webhook configuration and Service point at different revisions, so both claim what follows it",
 	CodeNamespaceRevMissing:          "a namespace's istio.io/rev names neither a revision nor a tag",
 	CodeDefaultRevisionMissing:       "istiod-default-validator names a revision with no istiod",
 	CodeGatewayUnowned:               "no istiod revision owns a gateway or waypoint",

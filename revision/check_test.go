@@ -1,0 +1,119 @@
+package revision_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/revision"
+)
+
+// withCanary adds a ready revision 1-31-4 beside 1-30-3.
+func withCanary(s *mesh.Snapshot) {
+	r := s.Revisions[0]
+	r.Name, r.Deployment, r.Version, r.HelmRelease = "1-31-4", "istiod-1-31-4", mesh.MustParseVersion("1.31.4"), "istiod-1-31-4"
+	s.Revisions = append(s.Revisions, r)
+}
+
+// splitProd points the prod tag's webhook configuration at rev and leaves its Service at 1-30-3, as
+// the docs' webhook-only command does.
+func splitProd(s *mesh.Snapshot, rev string) {
+	for i := range s.Tags {
+		if s.Tags[i].Name == "prod" {
+			s.Tags[i].Revision, s.Tags[i].WebhookRevision, s.Tags[i].ServiceRevision = rev, rev, "1-30-3"
+		}
+	}
+}
+
+// finding is the part of a finding the tests assert: never its prose.
+type finding struct {
+	Code     plan.Code
+	Severity plan.Severity
+	Object   string
+	Related  []string
+	Details  map[string]string
+}
+
+func findingsOf(fs []plan.Finding, codes ...plan.Code) []finding {
+	var out []finding
+	for _, f := range fs {
+		for _, c := range codes {
+			if f.Code != c {
+				continue
+			}
+			g := finding{Code: f.Code, Severity: f.Severity, Object: f.Object.String(), Details: f.Details}
+			for _, r := range f.Related {
+				g.Related = append(g.Related, r.String())
+			}
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*mesh.Snapshot)
+		want   []finding
+	}{
+		{name: "a webhook moved without its Service is blocking and names both objects",
+			mutate: func(s *mesh.Snapshot) { withCanary(s); splitProd(s, "1-31-4") },
+			want: []finding{{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
+				Related: []string{"Service istio-system/istiod-revision-tag-prod"},
+				Details: map[string]string{"tag": "prod", "webhookRevision": "1-31-4", "serviceRevision": "1-30-3"}}}},
+		{name: "a tag whose objects agree is not split", mutate: withCanary},
+		{name: "a Service naming a revision without istiod is missing on the Service, not hidden by the webhook",
+			mutate: func(s *mesh.Snapshot) {
+				splitProd(s, "1-30-3")
+				for i := range s.Tags {
+					if s.Tags[i].Name == "prod" {
+						s.Tags[i].ServiceRevision = "1-29-0"
+					}
+				}
+			},
+			want: []finding{
+				{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "Service istio-system/istiod-revision-tag-prod",
+					Details: map[string]string{"tag": "prod", "revision": "1-29-0"}},
+				{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
+					Related: []string{"Service istio-system/istiod-revision-tag-prod"},
+					Details: map[string]string{"tag": "prod", "webhookRevision": "1-30-3", "serviceRevision": "1-29-0"}},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 2)
+			tc.mutate(s)
+			s.Normalize()
+			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeTagSplit, plan.CodeTagRevisionMissing)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestASplitTagRefersToTheRevisionEachObjectNames(t *testing.T) {
+	s := meshtest.Healthy("1.30.3", 2)
+	withCanary(s)
+	splitProd(s, "1-31-4")
+	s.Normalize()
+	var old, canary []string
+	for _, r := range revision.References(s, "1-30-3") {
+		if r.Object.Kind == "Service" || r.Object.Name == "istio-revision-tag-prod" {
+			old = append(old, r.Object.String())
+		}
+	}
+	for _, r := range revision.References(s, "1-31-4") {
+		canary = append(canary, r.Object.String())
+	}
+	if d := cmp.Diff([]string{"Service istio-system/istiod-revision-tag-prod"}, old); d != "" {
+		t.Errorf("references of 1-30-3 through tag prod (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"MutatingWebhookConfiguration istio-revision-tag-prod"}, canary); d != "" {
+		t.Errorf("references of 1-31-4 (-want +got):\n%s", d)
+	}
+}

@@ -156,6 +156,31 @@ type Tag struct {
 	// TargetService is the Service the webhook calls ("namespace/name"), which should be the
 	// revision's istiod.
 	TargetService string `json:"targetService,omitempty"`
+	// WebhookRelease and ServiceRelease are the Helm releases that own each object (annotations
+	// meta.helm.sh/release-name and meta.helm.sh/release-namespace), nil when Helm does not own it.
+	// An istiod release renders the tags of its revisionTags value, and uninstalling it deletes
+	// them, wherever they point by then.
+	WebhookRelease *ReleaseRef `json:"webhookRelease,omitempty"`
+	ServiceRelease *ReleaseRef `json:"serviceRelease,omitempty"`
+}
+
+// ReleaseRef names a Helm release.
+type ReleaseRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String prints "namespace/name".
+func (r ReleaseRef) String() string { return r.Namespace + "/" + r.Name }
+
+// OwnedBy reports whether the release owns the tag's webhook configuration or its Service.
+func (t Tag) OwnedBy(namespace, release string) bool {
+	for _, r := range []*ReleaseRef{t.WebhookRelease, t.ServiceRelease} {
+		if r != nil && r.Namespace == namespace && r.Name == release {
+			return true
+		}
+	}
+	return false
 }
 
 // WebhookPointsAt returns the revision the tag's webhook configuration names, and false when the

@@ -135,7 +135,7 @@ func (b *builder) tags() []mesh.Tag {
 		if t.Service != "" {
 			continue
 		}
-		t.Service, t.ServiceNamespace, t.ServiceRevision = svc.Service, svc.ServiceNamespace, svc.ServiceRevision
+		t.Service, t.ServiceNamespace, t.ServiceRevision, t.ServiceRelease = svc.Service, svc.ServiceNamespace, svc.ServiceRevision, svc.ServiceRelease
 		if t.Revision == "" {
 			t.Revision = svc.Revision
 		}

@@ -359,6 +359,30 @@ func TestATagWhoseObjectsDisagreeKeepsBothRevisions(t *testing.T) {
 	}
 }
 
+// TestTagObjectsRecordTheHelmReleaseThatOwnsThem: Helm's annotations say who owns an object; the
+// app.kubernetes.io/instance label alone is also what helm template renders, so it owns nothing.
+func TestTagObjectsRecordTheHelmReleaseThatOwnsThem(t *testing.T) {
+	owned := strings.NewReplacer(
+		"metadata: {name: istio-revision-tag-stable, labels:",
+		"metadata: {name: istio-revision-tag-stable, annotations: {meta.helm.sh/release-name: istiod-1-29-2, meta.helm.sh/release-namespace: istio-system}, labels:",
+		"metadata: {name: istiod-revision-tag-stable, namespace: istio-system, labels:",
+		"metadata: {name: istiod-revision-tag-stable, namespace: istio-system, annotations: {meta.helm.sh/release-name: istiod-1-29-2}, labels:",
+		"metadata: {name: istiod-revision-tag-legacy, namespace: istio-system, labels: {",
+		"metadata: {name: istiod-revision-tag-legacy, namespace: istio-system, labels: {app.kubernetes.io/instance: istiod, app.kubernetes.io/managed-by: Helm, ",
+	).Replace(webhooks)
+	s := mustObserve(t, owned)
+	type owners struct{ Webhook, Service *mesh.ReleaseRef }
+	got := map[string]owners{}
+	for _, tag := range s.Tags {
+		got[tag.Name] = owners{tag.WebhookRelease, tag.ServiceRelease}
+	}
+	release := &mesh.ReleaseRef{Namespace: "istio-system", Name: "istiod-1-29-2"}
+	want := map[string]owners{"stable": {release, release}, "legacy": {}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("owning releases by tag (-want +got):\n%s", d)
+	}
+}
+
 const pods = `
 apiVersion: v1
 kind: Namespace

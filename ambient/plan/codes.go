@@ -83,6 +83,7 @@ const (
 	CodeZtunnelRevisionSwitch   Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
 	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
 	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
+	CodeTagOwnedByOldRelease    Code = "TAG_OWNED_BY_OLD_RELEASE"
 	CodeConnectionsReset        Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
 
 	// Namespace migration.
@@ -175,6 +176,7 @@ var codeHelp = map[Code]string{
 	CodeZtunnelRevisionSwitch:        "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
 	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
 	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",
+	CodeTagOwnedByOldRelease:         "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
 	CodeConnectionsReset:             "replacing ztunnel resets long-lived connections of pods on the node",
 
 	CodeMigrationNamespaceMissing:    "the namespace to migrate is not in the snapshot",

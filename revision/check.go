@@ -3,9 +3,11 @@ package revision
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/tags"
 )
 
 // CheckOptions select the rules that depend on an intended upgrade.
@@ -112,9 +114,19 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 	}
 	for _, o := range objs {
 		if _, ok := s.Revision(o.rev); !ok {
+			followers := Followers(s, t.Name)
+			reach := "nothing follows it yet"
+			if len(followers) > 0 {
+				var names []string
+				for _, f := range followers {
+					names = append(names, f.String())
+				}
+				reach = "what follows it breaks: " + strings.Join(names, ", ")
+			}
 			out = append(out, plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
 				Object:  o.ref,
-				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; pods injected through it and gateways it owns break", t.Name, o.rev),
+				Related: followers,
+				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; %s", t.Name, o.rev, reach),
 				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", o.rev),
 				Details: map[string]string{"tag": t.Name, "revision": o.rev}})
 		}
@@ -129,6 +141,36 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 			Remedy:  fmt.Sprintf("re-render both objects for one revision: istioctl tag set %s --revision <revision> --overwrite, or helm template with -s templates/revision-tags-mwc.yaml -s templates/revision-tags-svc.yaml (the webhook template alone leaves the Service behind)", t.Name),
 			Details: map[string]string{"tag": t.Name, "webhookRevision": w, "serviceRevision": svc}})
 	}
+	return out
+}
+
+// Followers lists what follows a tag, from its blast radius (tags.BlastRadius): the namespaces that
+// select it, the workloads it injected, the gateways and waypoints it owns, and the Services and
+// workloads that use those waypoints by their own label; namespaces first, then by kind and name.
+func Followers(s *mesh.Snapshot, tag string) []mesh.ObjectRef {
+	r, ok := tags.BlastRadius(s, tag)
+	if !ok {
+		return nil
+	}
+	var out []mesh.ObjectRef
+	seen := map[mesh.ObjectRef]bool{}
+	add := func(refs ...mesh.ObjectRef) {
+		for _, ref := range refs {
+			if !seen[ref] {
+				seen[ref] = true
+				out = append(out, ref)
+			}
+		}
+	}
+	for _, n := range r.Namespaces {
+		add(mesh.ObjectRef{Kind: "Namespace", Name: n})
+	}
+	var rest []mesh.ObjectRef
+	rest = append(rest, r.Workloads...)
+	rest = append(rest, r.Gateways...)
+	rest = append(rest, r.Waypoints...)
+	sort.Slice(rest, func(i, j int) bool { return rest[i].String() < rest[j].String() })
+	add(rest...)
 	return out
 }
 

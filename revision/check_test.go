@@ -77,7 +77,7 @@ func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
 			},
 			want: []finding{
 				{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "Service istio-system/istiod-revision-tag-prod",
-					Details: map[string]string{"tag": "prod", "revision": "1-29-0"}},
+					Related: prodFollowers, Details: map[string]string{"tag": "prod", "revision": "1-29-0"}},
 				{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
 					Related: []string{"Service istio-system/istiod-revision-tag-prod"},
 					Details: map[string]string{"tag": "prod", "webhookRevision": "1-30-3", "serviceRevision": "1-29-0"}},
@@ -115,5 +115,42 @@ func TestASplitTagRefersToTheRevisionEachObjectNames(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"MutatingWebhookConfiguration istio-revision-tag-prod"}, canary); d != "" {
 		t.Errorf("references of 1-31-4 (-want +got):\n%s", d)
+	}
+}
+
+// prodFollowers is what follows tag prod in the healthy test mesh.
+var prodFollowers = []string{"Namespace legacy", "Deployment istio-ingress/istio-ingress", "Deployment legacy/billing"}
+
+func TestATagWithoutIstiodNamesEverythingThatFollowsIt(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*mesh.Snapshot)
+		want   []finding
+	}{
+		{name: "tag prod names its namespace, its sidecar workload and the gateway it injects",
+			mutate: func(s *mesh.Snapshot) { s.Tags[1].Revision = "1-29-0" },
+			want: []finding{{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
+				Related: prodFollowers, Details: map[string]string{"tag": "prod", "revision": "1-29-0"}}}},
+		{name: "tag default names the unlabelled waypoint it owns",
+			mutate: func(s *mesh.Snapshot) { s.Tags[0].Revision = "1-29-0" },
+			want: []finding{{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-default",
+				Related: []string{"Gateway shop/shop-waypoint"}, Details: map[string]string{"tag": "default", "revision": "1-29-0"}}}},
+		{name: "a tag nothing follows names nothing",
+			mutate: func(s *mesh.Snapshot) {
+				s.Tags = append(s.Tags, mesh.Tag{Name: "spare", Revision: "1-29-0", Webhook: "istio-revision-tag-spare"})
+			},
+			want: []finding{{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-spare",
+				Details: map[string]string{"tag": "spare", "revision": "1-29-0"}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 2)
+			tc.mutate(s)
+			s.Normalize()
+			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeTagRevisionMissing)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
 	}
 }

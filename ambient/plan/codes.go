@@ -17,7 +17,8 @@ const (
 	CodeControlPlaneMixed    Code = "CONTROL_PLANE_VERSIONS_MIXED"
 	CodeInPlaceSkipsMinor    Code = "IN_PLACE_SKIPS_MINOR"
 	CodeRevisionSkipsTooMany Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
-	// CodeTagRevisionMissing details: tag, revision.
+	// CodeTagRevisionMissing details: tag, revision. Object is the tag object naming the revision,
+	// Related everything that follows the tag (revision.Followers).
 	CodeTagRevisionMissing Code = "TAG_REVISION_MISSING"
 	// CodeTagSplit details: tag, webhookRevision, serviceRevision. Object is the webhook
 	// configuration, Related the Service.

@@ -88,13 +88,6 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			}
 		}
 	}
-	for i := range c.Gateways {
-		g := &c.Gateways[i]
-		g.Revision = c.OwnerOf(g.Namespace, g.RevisionLabel)
-		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
-			g.Versions = []mesh.Version{v}
-		}
-	}
 	if newRev != "" && restarted {
 		c.Workloads = append([]mesh.Workload(nil), s.Workloads...)
 		for i := range c.Workloads {
@@ -120,6 +113,38 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			}
 			w.SidecarRevisions = map[string]int{newRev: total}
 			w.ProxyVersions = []mesh.Version{v}
+		}
+	}
+	// Gateway-chart Deployments are restarted by the gateway steps (a Helm upgrade, or a restart
+	// when not installed with Helm) whether or not tag moves restart workloads: injection gives
+	// their new pods to the revision it now selects.
+	if newRev != "" {
+		c.Workloads = append([]mesh.Workload(nil), c.Workloads...)
+		for _, g := range c.Gateways {
+			if g.Kind != mesh.GatewayKindDeployment {
+				continue
+			}
+			rev := c.InjectionRevision(g.Namespace, g.RevisionLabel)
+			for i := range c.Workloads {
+				w := &c.Workloads[i]
+				if w.Kind != "Deployment" || w.Namespace != g.Namespace || w.Name != g.Name || len(w.SidecarRevisions) == 0 || rev == "" {
+					continue
+				}
+				total := 0
+				for _, n := range w.SidecarRevisions {
+					total += n
+				}
+				w.SidecarRevisions = map[string]int{rev: total}
+				w.ProxyVersions = []mesh.Version{v}
+			}
+		}
+	}
+	// Owners last: a gateway-chart Deployment belongs to the revision that injected its pods.
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		g.Revision, g.Owners = c.GatewayOwners(*g)
+		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
+			g.Versions = []mesh.Version{v}
 		}
 	}
 	c.Normalize()

@@ -145,8 +145,9 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 }
 
 // Followers lists what follows a tag, from its blast radius (tags.BlastRadius): the namespaces that
-// select it, the workloads it injected, the gateways and waypoints it owns, and the Services and
-// workloads that use those waypoints by their own label; namespaces first, then by kind and name.
+// select it or send traffic through its waypoints, the workloads it injected, the gateways and
+// waypoints it owns, and the Services and workloads whose traffic goes through those waypoints;
+// namespaces first, then by kind and name.
 func Followers(s *mesh.Snapshot, tag string) []mesh.ObjectRef {
 	r, ok := tags.BlastRadius(s, tag)
 	if !ok {
@@ -162,13 +163,19 @@ func Followers(s *mesh.Snapshot, tag string) []mesh.ObjectRef {
 			}
 		}
 	}
-	for _, n := range r.Namespaces {
+	var namespaces []string
+	namespaces = append(namespaces, r.Namespaces...)
+	namespaces = append(namespaces, r.AmbientNamespaces...)
+	sort.Strings(namespaces)
+	for _, n := range namespaces {
 		add(mesh.ObjectRef{Kind: "Namespace", Name: n})
 	}
 	var rest []mesh.ObjectRef
 	rest = append(rest, r.Workloads...)
 	rest = append(rest, r.Gateways...)
 	rest = append(rest, r.Waypoints...)
+	rest = append(rest, r.Services...)
+	rest = append(rest, r.WaypointWorkloads...)
 	sort.Slice(rest, func(i, j int) bool { return rest[i].String() < rest[j].String() })
 	add(rest...)
 	return out
@@ -302,6 +309,14 @@ func checkGateways(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 				Remedy:  "label it (or its namespace) istio.io/rev=<revision or tag>, or create a default tag"})
 			continue
 		}
+		if len(g.Owners) > 1 && g.Kind == mesh.GatewayKindAPI {
+			out = append(out, plan.Finding{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+				Message: fmt.Sprintf("revisions %s all claim %s %s/%s (%s): each of their istiods deploys and programs it, and they overwrite each other",
+					strings.Join(g.Owners, ", "), what, g.Namespace, g.Name, claimReason(s, g)),
+				Remedy:  fmt.Sprintf("label it (or its namespace) istio.io/rev=<revision or tag> so that one revision claims it; a revision named default and a default tag, or a default tag without its webhook configuration beside a default revision, both answer for unlabelled objects: remove one (istioctl tag set default --revision <revision> renders both tag objects)"),
+				Details: map[string]string{"owners": strings.Join(g.Owners, ",")}})
+			continue
+		}
 		r, ok := s.Revision(g.Revision)
 		if !ok || r.Version.IsZero() {
 			continue
@@ -321,6 +336,33 @@ func checkGateways(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 		}
 	}
 	return out
+}
+
+// claimReason says what makes several revisions claim a gateway (mesh.Snapshot.Claims).
+func claimReason(s *mesh.Snapshot, g mesh.Gateway) string {
+	sel := "no istio.io/rev label"
+	switch ns, _ := s.Namespace(g.Namespace); {
+	case g.HasRevisionLabel():
+		sel = fmt.Sprintf("label istio.io/rev=%q", g.RevisionLabel)
+	case ns.Labels[mesh.LabelRev] != "":
+		sel = fmt.Sprintf("namespace label istio.io/rev=%q", ns.Labels[mesh.LabelRev])
+	}
+	if t, ok := s.Tag(g.RevisionLabel); ok && g.RevisionLabel != "" && t.Split() {
+		return sel + fmt.Sprintf("; tag %q is split", t.Name)
+	}
+	var why []string
+	if _, ok := s.Revision("default"); ok {
+		if t, tagged := s.Tag("default"); tagged && t.Revision != "default" {
+			why = append(why, "a revision is named default beside a default tag")
+		}
+	}
+	if t, ok := s.Tag("default"); ok && t.Webhook == "" && s.DefaultRevision != "" {
+		why = append(why, fmt.Sprintf("the default tag exists only as a Service, which the default revision %s does not look for", s.DefaultRevision))
+	}
+	if len(why) == 0 {
+		return sel
+	}
+	return sel + "; " + strings.Join(why, "; ")
 }
 
 func summarize(names []string) string {

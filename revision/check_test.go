@@ -1,6 +1,7 @@
 package revision_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -131,10 +132,10 @@ func TestATagWithoutIstiodNamesEverythingThatFollowsIt(t *testing.T) {
 			mutate: func(s *mesh.Snapshot) { s.Tags[1].Revision = "1-29-0" },
 			want: []finding{{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
 				Related: prodFollowers, Details: map[string]string{"tag": "prod", "revision": "1-29-0"}}}},
-		{name: "tag default names the unlabelled waypoint it owns",
+		{name: "tag default names the unlabelled waypoint it owns and the ambient namespace behind it",
 			mutate: func(s *mesh.Snapshot) { s.Tags[0].Revision = "1-29-0" },
 			want: []finding{{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-default",
-				Related: []string{"Gateway shop/shop-waypoint"}, Details: map[string]string{"tag": "default", "revision": "1-29-0"}}}},
+				Related: []string{"Namespace shop", "Gateway shop/shop-waypoint"}, Details: map[string]string{"tag": "default", "revision": "1-29-0"}}}},
 		{name: "a tag nothing follows names nothing",
 			mutate: func(s *mesh.Snapshot) {
 				s.Tags = append(s.Tags, mesh.Tag{Name: "spare", Revision: "1-29-0", Webhook: "istio-revision-tag-spare"})
@@ -150,6 +151,101 @@ func TestATagWithoutIstiodNamesEverythingThatFollowsIt(t *testing.T) {
 			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeTagRevisionMissing)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAGatewayTwoRevisionsClaimIsBlocking(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*mesh.Snapshot)
+		want   []finding
+	}{
+		{name: "a revision named default beside a default tag both claim the unlabelled waypoint",
+			mutate: func(s *mesh.Snapshot) {
+				withCanary(s)
+				r := s.Revisions[0]
+				r.Name, r.Deployment = "default", "istiod"
+				s.Revisions = append(s.Revisions, r)
+			},
+			want: []finding{{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
+				Details: map[string]string{"owners": "1-30-3,default"}}}},
+		{name: "a default tag that exists only as a Service and the default revision both claim it",
+			mutate: func(s *mesh.Snapshot) {
+				withCanary(s)
+				s.DefaultRevision = "1-31-4"
+				s.Tags[0].Webhook, s.Tags[0].WebhookRevision = "", ""
+			},
+			want: []finding{{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
+				Details: map[string]string{"owners": "1-30-3,1-31-4"}}}},
+		{name: "a default tag with its webhook configuration keeps the default revision out",
+			mutate: func(s *mesh.Snapshot) { withCanary(s); s.DefaultRevision = "1-31-4" }},
+		{name: "a chart gateway with pods of two revisions is a rollout, not a claim",
+			mutate: func(s *mesh.Snapshot) {
+				withCanary(s)
+				s.Workloads = append(s.Workloads, mesh.Workload{Namespace: "istio-ingress", Kind: "Deployment", Name: "istio-ingress", Pods: 2,
+					SidecarRevisions: map[string]int{"1-30-3": 1, "1-31-4": 1}})
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 2)
+			tc.mutate(s)
+			s.Normalize()
+			s.ResolveGatewayOwners()
+			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeGatewayClaimedTwice)
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("findings (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestWhatUsesTheRevisionsWaypointRefersToIt(t *testing.T) {
+	wp := mesh.ObjectRef{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint"}
+	tests := []struct {
+		name   string
+		mutate func(*mesh.Snapshot)
+		want   []string // references to the revision by objects using its waypoint
+	}{
+		{name: "a namespace labelled with the waypoint refers to its owner", want: []string{"Namespace shop"}},
+		{name: "a Service in another namespace that names the waypoint by its own label refers to its owner",
+			mutate: func(s *mesh.Snapshot) {
+				s.Services = []mesh.Service{{Namespace: "legacy", Name: "ledger", Labels: map[string]string{
+					mesh.LabelUseWaypoint: wp.Name, mesh.LabelUseWaypointNamespace: wp.Namespace}}}
+			},
+			want: []string{"Namespace shop", "Service legacy/ledger"}},
+		{name: "a Service that inherits the namespace's waypoint is covered by the namespace",
+			mutate: func(s *mesh.Snapshot) { s.Services = []mesh.Service{{Namespace: "shop", Name: "cart"}} },
+			want:   []string{"Namespace shop"}},
+		{name: "a workload whose pods name a workload waypoint refers to its owner",
+			mutate: func(s *mesh.Snapshot) {
+				s.Gateways[1].WaypointFor = "all"
+				for i := range s.Workloads {
+					if s.Workloads[i].Name == "billing" {
+						s.Workloads[i].Labels[mesh.LabelUseWaypoint] = wp.Name
+						s.Workloads[i].Labels[mesh.LabelUseWaypointNamespace] = wp.Namespace
+					}
+				}
+			},
+			want: []string{"Deployment legacy/billing", "Namespace shop"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 2)
+			if tc.mutate != nil {
+				tc.mutate(s)
+			}
+			s.Normalize()
+			var got []string
+			for _, r := range revision.References(s, "1-30-3") {
+				if strings.Contains(r.Detail, "uses waypoint shop/shop-waypoint") {
+					got = append(got, r.Object.String())
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("references through the waypoint (-want +got):\n%s", d)
 			}
 		})
 	}

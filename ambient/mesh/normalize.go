@@ -44,6 +44,7 @@ func (s *Snapshot) Normalize() {
 	sort.Slice(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) })
 	for i := range s.Gateways {
 		sortVersions(s.Gateways[i].Versions)
+		sort.Strings(s.Gateways[i].Owners)
 	}
 	sort.Slice(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name })
 	sort.Slice(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) })

@@ -353,10 +353,21 @@ type Gateway struct {
 	Waypoint bool `json:"waypoint,omitempty"`
 	// WaypointFor is the istio.io/waypoint-for label.
 	WaypointFor string `json:"waypointFor,omitempty"`
-	// RevisionLabel is the object's own istio.io/rev label.
+	// RevisionLabel is the object's own istio.io/rev label (for a gateway-chart Deployment, its pod
+	// template's).
 	RevisionLabel string `json:"revisionLabel,omitempty"`
-	// Revision is the revision that owns it by istiod's rules, empty when none does.
+	// RevisionLabelEmpty is true when the object carries the istio.io/rev label with an empty value.
+	// istiod reads a present label as set, even empty, and then never looks at the namespace's
+	// (HasRevisionLabel).
+	RevisionLabelEmpty bool `json:"revisionLabelEmpty,omitempty"`
+	// Revision is the revision that owns it by istiod's rules, empty when none does; when several
+	// do (Owners), the one a default tag, else a revision named default, else the default revision
+	// would pick.
 	Revision string `json:"revision,omitempty"`
+	// Owners are every revision that owns it, sorted (see Snapshot.GatewayOwners): more than one
+	// means two istiods both deploy a Gateway API gateway, or a gateway-chart Deployment runs pods
+	// injected by two revisions.
+	Owners []string `json:"owners,omitempty"`
 	// Versions are the proxy versions of its running pods, sorted.
 	Versions []Version `json:"versions,omitempty"`
 	// Pods and ReadyPods of its deployment.
@@ -371,6 +382,34 @@ type Gateway struct {
 func (g Gateway) Ref() ObjectRef {
 	return ObjectRef{Kind: g.Kind, Namespace: g.Namespace, Name: g.Name}
 }
+
+// HasRevisionLabel reports whether the object carries the istio.io/rev label, even empty.
+func (g Gateway) HasRevisionLabel() bool { return g.RevisionLabel != "" || g.RevisionLabelEmpty }
+
+// OwnedBy reports whether revision rev owns the gateway: it is among Owners, or, in a snapshot
+// without Owners, it is Revision.
+func (g Gateway) OwnedBy(rev string) bool {
+	if len(g.Owners) == 0 {
+		return rev != "" && g.Revision == rev
+	}
+	for _, o := range g.Owners {
+		if o == rev {
+			return true
+		}
+	}
+	return false
+}
+
+// ServesServices reports whether a waypoint takes Service-addressed traffic (istio.io/waypoint-for
+// service, the default, or all); ServesWorkloads whether it takes workload-addressed traffic
+// (workload or all). istio/istio@release-1.31: pilot/pkg/serviceregistry/ambient/waypoints.go,
+// fetchWaypointForService and fetchWaypointForWorkload.
+func (g Gateway) ServesServices() bool {
+	return g.WaypointFor == "" || g.WaypointFor == "service" || g.WaypointFor == "all"
+}
+
+// ServesWorkloads reports whether a waypoint takes workload-addressed traffic.
+func (g Gateway) ServesWorkloads() bool { return g.WaypointFor == "workload" || g.WaypointFor == "all" }
 
 // Mesh labels on namespaces and pods.
 const (

@@ -40,9 +40,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.
-	for i := range s.Gateways {
-		s.Gateways[i].Revision = s.OwnerOf(s.Gateways[i].Namespace, s.Gateways[i].RevisionLabel)
-	}
+	s.ResolveGatewayOwners()
 	return s, nil
 }
 

@@ -753,16 +753,39 @@ spec:
 func TestGatewayRules(t *testing.T) {
 	s := mustObserve(t, gateways)
 	want := []mesh.Gateway{
-		{Kind: "Deployment", Namespace: "edge", Name: "egress", RevisionLabel: "stable", Revision: "1-30-0", ManagedBy: "Helm", HelmRelease: "istio-egress"},
+		{Kind: "Deployment", Namespace: "edge", Name: "egress", RevisionLabel: "stable", Revision: "1-30-0", Owners: []string{"1-30-0"}, ManagedBy: "Helm", HelmRelease: "istio-egress"},
 		{Kind: "Gateway", Namespace: "edge", Name: "lost", Class: "istio", RevisionLabel: "gone"},
-		{Kind: "Gateway", Namespace: "edge", Name: "public", Class: "istio", Revision: "1-29-2", ManagedBy: "istio.io-gateway-controller",
+		{Kind: "Gateway", Namespace: "edge", Name: "public", Class: "istio", Revision: "1-29-2", Owners: []string{"1-29-2"}, ManagedBy: "istio.io-gateway-controller",
 			Versions: []mesh.Version{mesh.MustParseVersion("1.29.2"), mesh.MustParseVersion("1.30.0")}, Pods: 2, ReadyPods: 1},
-		{Kind: "Gateway", Namespace: "shop", Name: "pinned", Class: "istio", Waypoint: true, WaypointFor: "workload", RevisionLabel: "1-29-2", Revision: "1-29-2"},
-		{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint", Class: "istio-waypoint", Waypoint: true, Revision: "1-30-0"},
+		{Kind: "Gateway", Namespace: "shop", Name: "pinned", Class: "istio", Waypoint: true, WaypointFor: "workload", RevisionLabel: "1-29-2", Revision: "1-29-2", Owners: []string{"1-29-2"}},
+		{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint", Class: "istio-waypoint", Waypoint: true, Revision: "1-30-0", Owners: []string{"1-30-0"}},
 	}
 	if d := cmp.Diff(want, s.Gateways); d != "" {
 		t.Errorf("gateways (-want +got):\n%s", d)
 	}
+}
+
+// TestAnEmptyRevisionLabelOnAGatewayIsNotItsNamespaces: istiod's IsMine reads a present
+// istio.io/rev label even when empty and then never the namespace's (istio/istio@release-1.31:
+// pkg/revisions/tag_watcher.go); an empty value goes to the default owner, here the default
+// revision 1-29-2 (1.28+, no default tag), not to the namespace's tag stable (1-30-0).
+func TestAnEmptyRevisionLabelOnAGatewayIsNotItsNamespaces(t *testing.T) {
+	s := mustObserve(t, gateways+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: blank, namespace: shop, labels: {istio.io/rev: ""}}
+spec: {gatewayClassName: istio-waypoint}
+`)
+	for _, g := range s.Gateways {
+		if g.Name != "blank" {
+			continue
+		}
+		if !g.RevisionLabelEmpty || !g.HasRevisionLabel() || g.Revision != "1-29-2" || !cmp.Equal(g.Owners, []string{"1-29-2"}) {
+			t.Errorf("gateway blank: empty label %v, revision %q, owners %v; want an empty label owned by 1-29-2", g.RevisionLabelEmpty, g.Revision, g.Owners)
+		}
+		return
+	}
+	t.Fatal("gateway blank was not observed")
 }
 
 func TestGatewayAPIBundle(t *testing.T) {

@@ -22,10 +22,12 @@ const (
 	CodeTagRevisionMissing Code = "TAG_REVISION_MISSING"
 	// CodeTagSplit details: tag, webhookRevision, serviceRevision. Object is the webhook
 	// configuration, Related the Service.
-	CodeTagSplit                   Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
-	CodeNamespaceRevMissing        Code = "NAMESPACE_REVISION_MISSING"
-	CodeDefaultRevisionMissing     Code = "DEFAULT_REVISION_MISSING"
-	CodeGatewayUnowned             Code = "GATEWAY_NOT_OWNED"
+	CodeTagSplit               Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
+	CodeNamespaceRevMissing    Code = "NAMESPACE_REVISION_MISSING"
+	CodeDefaultRevisionMissing Code = "DEFAULT_REVISION_MISSING"
+	CodeGatewayUnowned         Code = "GATEWAY_NOT_OWNED"
+	// CodeGatewayClaimedTwice details: owners (comma-separated revisions).
+	CodeGatewayClaimedTwice        Code = "GATEWAY_CLAIMED_BY_SEVERAL_REVISIONS"
 	CodeNamespaceInjectionConflict Code = "NAMESPACE_SIDECAR_AND_AMBIENT"
 
 	// Data plane against control plane.
@@ -133,6 +135,7 @@ var codeHelp = map[Code]string{
 	CodeNamespaceRevMissing:          "a namespace's istio.io/rev names neither a revision nor a tag",
 	CodeDefaultRevisionMissing:       "istiod-default-validator names a revision with no istiod",
 	CodeGatewayUnowned:               "no istiod revision owns a gateway or waypoint",
+	CodeGatewayClaimedTwice:          "several istiod revisions claim one Gateway API gateway or waypoint, and each deploys it",
 	CodeNamespaceInjectionConflict:   "a namespace selects sidecar injection and ambient at once",
 	CodeSidecarAhead:                 "sidecars run a newer version than their control plane",
 	CodeSidecarBehind:                "sidecars are more than one minor behind their control plane",

@@ -9,6 +9,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
+	"github.com/ambientkit/ambientkit/ambient/steps"
 	"github.com/ambientkit/ambientkit/cni"
 	"github.com/ambientkit/ambientkit/revision"
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -119,6 +120,7 @@ func ComputeCompatibility(s *mesh.Snapshot, opts CompatibilityOptions) (*Compati
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)
 	fs = append(fs, checkCRDOwnership(s)...)
 	fs = append(fs, checkKnownVersions(s, data)...)
+	fs = append(fs, checkHelmRecords(s)...)
 	for i := range fs {
 		if fs[i].Severity == plan.Waivable && waive[fs[i].Code] {
 			fs[i].Waived = true
@@ -321,6 +323,50 @@ func checkCRDOwnership(s *mesh.Snapshot) []plan.Finding {
 		Message: fmt.Sprintf("%d Istio CRD(s) lack Helm ownership metadata (e.g. %s); upgrading %s fails with \"invalid ownership metadata\"", len(unowned), unowned[0], base.Name),
 		Remedy: fmt.Sprintf("kubectl label crd -l app.kubernetes.io/part-of=istio app.kubernetes.io/managed-by=Helm --overwrite; kubectl annotate crd -l app.kubernetes.io/part-of=istio meta.helm.sh/release-name=%s meta.helm.sh/release-namespace=%s --overwrite",
 			base.Name, base.Namespace)}}
+}
+
+// checkHelmRecords reports, once per release namespace, the Helm releases observed only from their
+// objects' annotations (mesh.HelmRelease.Inferred: a kubectl dump without Helm's release Secrets).
+// It is waivable, not info: their values are unknown, so the plan upgrades them with
+// --reuse-values and no automatic rollback, a new revision installed beside such an istiod cannot
+// copy its values (it would start from the chart defaults, without the user's trust list or mesh
+// config), and chart-default findings cannot tell what the user set. One command adds the records;
+// waive only when the values are known to be defaults. The command is the one observe.DumpCommands
+// writes for release namespaces (Secrets labelled owner=helm, the label Helm's storage driver sets:
+// helm.sh/helm/v3@v3.22.0 pkg/storage/driver/secrets.go).
+func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
+	byNamespace := map[string][]mesh.HelmRelease{}
+	var namespaces []string
+	for _, h := range s.HelmReleases {
+		if !h.Inferred {
+			continue
+		}
+		if _, seen := byNamespace[h.Namespace]; !seen {
+			namespaces = append(namespaces, h.Namespace)
+		}
+		byNamespace[h.Namespace] = append(byNamespace[h.Namespace], h)
+	}
+	sort.Strings(namespaces)
+	var out []plan.Finding
+	for _, ns := range namespaces {
+		var names []string
+		var related []mesh.ObjectRef
+		for _, h := range byNamespace[ns] {
+			names = append(names, h.Name)
+			related = append(related, steps.HelmRef(h))
+		}
+		sort.Strings(names)
+		sort.Slice(related, func(i, j int) bool { return related[i].Name < related[j].Name })
+		command := fmt.Sprintf("kubectl get secrets -n %s -l owner=helm -o yaml", ns)
+		out = append(out, plan.Finding{Code: plan.CodeHelmValuesUnknown, Severity: plan.Waivable,
+			Object:  mesh.ObjectRef{Kind: "Namespace", Name: ns},
+			Related: related,
+			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have and cannot roll back automatically, and a revision installed beside them cannot copy their values",
+				strings.Join(names, ", "), ns),
+			Remedy:  fmt.Sprintf("add the release records to the dump and observe again: %s > helm-releases.%s.yaml; or waive if the releases use the chart defaults", command, ns),
+			Details: map[string]string{"namespace": ns, "releases": strings.Join(names, ","), "command": command}})
+	}
+	return out
 }
 
 func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
@@ -350,4 +352,57 @@ func contains(codes []plan.Code, c plan.Code) bool {
 		}
 	}
 	return false
+}
+
+func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
+	s := meshtest.Healthy("1.30.3", 2)
+	for i := range s.HelmReleases {
+		if h := &s.HelmReleases[i]; h.Chart == "cni" || h.Chart == "ztunnel" || h.Chart == "gateway" {
+			h.Inferred, h.Revision, h.Status, h.Values = true, 0, "", nil
+		}
+	}
+	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Severity plan.Severity
+		Object   string
+		Related  []string
+		Details  map[string]string
+	}
+	var found []got
+	for _, f := range c.Findings {
+		if f.Code != plan.CodeHelmValuesUnknown {
+			continue
+		}
+		g := got{Severity: f.Severity, Object: f.Object.String(), Details: f.Details}
+		for _, r := range f.Related {
+			g.Related = append(g.Related, r.String())
+		}
+		found = append(found, g)
+	}
+	want := []got{
+		{Severity: plan.Waivable, Object: "Namespace istio-ingress", Related: []string{"HelmRelease istio-ingress/istio-ingress"},
+			Details: map[string]string{"namespace": "istio-ingress", "releases": "istio-ingress", "command": "kubectl get secrets -n istio-ingress -l owner=helm -o yaml"}},
+		{Severity: plan.Waivable, Object: "Namespace istio-system", Related: []string{"HelmRelease istio-system/istio-cni", "HelmRelease istio-system/ztunnel"},
+			Details: map[string]string{"namespace": "istio-system", "releases": "istio-cni,ztunnel", "command": "kubectl get secrets -n istio-system -l owner=helm -o yaml"}},
+	}
+	if d := cmp.Diff(want, found); d != "" {
+		t.Errorf("%s findings (-want +got):\n%s", plan.CodeHelmValuesUnknown, d)
+	}
+	// The plan is made, and runs once the caller waives the code.
+	for waive, runnable := range map[bool]bool{false: false, true: true} {
+		opts := ambient.UpgradeOptions{Target: v("1.31.4"), Today: today}
+		if waive {
+			opts.Waive = []plan.Code{plan.CodeHelmValuesUnknown}
+		}
+		p, err := ambient.PlanUpgrade(s, opts)
+		if err != nil {
+			t.Fatalf("PlanUpgrade (waive %v): %v", waive, err)
+		}
+		if p.Runnable() != runnable {
+			t.Errorf("waive %v: runnable %v, want %v (stopping: %v)", waive, p.Runnable(), runnable, plan.Codes(plan.Stopping(p.Findings)))
+		}
+	}
 }

@@ -79,10 +79,13 @@ const (
 	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
-	CodePDBBlocksDrain          Code = "PDB_BLOCKS_DRAIN"
-	CodeUnmanagedPodOnNode      Code = "UNMANAGED_POD_BLOCKS_DRAIN"
-	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"
-	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
+	CodePDBBlocksDrain        Code = "PDB_BLOCKS_DRAIN"
+	CodeUnmanagedPodOnNode    Code = "UNMANAGED_POD_BLOCKS_DRAIN"
+	CodeSettingDefaultChanges Code = "SETTING_DEFAULT_CHANGES"
+	CodeHelmReleaseMissing    Code = "HELM_RELEASE_MISSING"
+	// CodeHelmValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
+	// command that saves their records). Object is the release namespace, Related the releases.
+	CodeHelmValuesUnknown       Code = "HELM_RELEASE_VALUES_UNKNOWN"
 	CodeZtunnelRevisionSwitch   Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
 	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
 	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
@@ -177,6 +180,7 @@ var codeHelp = map[Code]string{
 	CodeUnmanagedPodOnNode:           "a pod without a controller runs on a node to drain; eviction deletes it for good",
 	CodeSettingDefaultChanges:        "a chart setting's default changes between the current and target versions",
 	CodeHelmReleaseMissing:           "a component was not installed with Helm, so the plan cannot upgrade it",
+	CodeHelmValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
 	CodeZtunnelRevisionSwitch:        "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
 	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
 	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",

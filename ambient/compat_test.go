@@ -406,3 +406,128 @@ func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
 		}
 	}
 }
+
+func TestAnEstimateThatDecidesAFindingSaysSo(t *testing.T) {
+	data := releases.Default()
+	source := func(minor string, f releases.Field) string {
+		m, ok := data.Minor(mesh.MustParseVersion(minor + ".0"))
+		if !ok || !m.IsEstimated(f) {
+			t.Fatalf("the embedded data no longer estimates %s of %s; pick another case", f, minor)
+		}
+		return m.Source(f)
+	}
+	type est struct{ Object, Minor, Field, Decided, Source string }
+	tests := []struct {
+		name    string
+		version string
+		mutate  func(*mesh.Snapshot)
+		opts    ambient.CompatibilityOptions
+		want    []est
+	}{
+		{name: "an estimated supported range that puts the cluster above it is reported", version: "1.30.3",
+			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.39.0") },
+			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
+			want: []est{{"ReleaseData 1.31/kubernetes", "1.31", "kubernetes", string(plan.CodeKubernetesUnsupported), source("1.31", releases.FieldKubernetes)}}},
+		{name: "an estimated minimum Kubernetes that blocks the target is reported", version: "1.31.4",
+			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.31.0") },
+			opts:   ambient.CompatibilityOptions{Target: v("1.32.0")},
+			want: []est{{"ReleaseData 1.32/minKubernetes", "1.32", "minKubernetes", string(plan.CodeKubernetesTooOld), source("1.32", releases.FieldMinKubernetes)}}},
+		{name: "an estimated Gateway API version that finds the CRDs too old is reported", version: "1.30.3",
+			mutate: func(s *mesh.Snapshot) { s.GatewayAPI.BundleVersion = "v1.4.0" },
+			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
+			want: []est{{"ReleaseData 1.31/gatewayAPI", "1.31", "gatewayAPI", string(plan.CodeGatewayAPITooOld), source("1.31", releases.FieldGatewayAPI)}}},
+		{name: "an end of life derived from an estimated release date is reported", version: "1.30.3",
+			opts: ambient.CompatibilityOptions{Today: time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)},
+			want: []est{{"ReleaseData 1.32/released", "1.32", "released", string(plan.CodeSourceEndOfLife), source("1.32", releases.FieldReleased)}}},
+		{name: "an estimate that decides nothing is not reported", version: "1.30.3",
+			opts: ambient.CompatibilityOptions{Target: v("1.31.4"), Today: today}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy(tc.version, 2)
+			if tc.mutate != nil {
+				tc.mutate(s)
+			}
+			c, err := ambient.ComputeCompatibility(s, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []est
+			for _, f := range c.Findings {
+				if f.Code == plan.CodeReleaseDataEstimated {
+					if f.Severity != plan.Info {
+						t.Errorf("%s must be info, got %s", f.Code, f.Severity)
+					}
+					got = append(got, est{f.Object.String(), f.Details["minor"], f.Details["field"], f.Details["decided"], f.Details["source"]})
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("estimates (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAChainedHopOnAnEstimatedPatchListSaysSo(t *testing.T) {
+	p, err := ambient.PlanUpgrade(meshtest.Healthy("1.29.6", 2), ambient.UpgradeOptions{Target: v("1.31.4"), Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]string
+	for _, f := range p.Findings {
+		if f.Code == plan.CodeReleaseDataEstimated && f.Details["field"] == string(releases.FieldPatches) {
+			got = append(got, f.Details)
+		}
+	}
+	m, _ := releases.Default().Minor(v("1.30.0"))
+	want := []map[string]string{{"minor": "1.30", "field": "patches", "decided": "hop 1.30.8", "source": m.Source(releases.FieldPatches)}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("hop estimates (-want +got):\n%s", d)
+	}
+}
+
+// indexServing is a Helm repository index whose four ambient charts serve exactly the versions.
+func indexServing(versions ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nentries:\n")
+	for _, chart := range releases.DefaultCharts() {
+		b.WriteString("  " + chart + ":\n")
+		for _, ver := range versions {
+			b.WriteString("  - name: " + chart + "\n    version: " + ver + "\n    urls: [https://charts.example/" + chart + "-" + ver + ".tgz]\n")
+		}
+	}
+	return b.String()
+}
+
+func TestARunningVersionTheIndexNoLongerServesIsStillKnown(t *testing.T) {
+	data, err := releases.FromHelmIndex(strings.NewReader(indexServing("1.30.8", "1.31.4")), releases.IndexOptions{Name: "index.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		version string
+		newer   []string // objects with VERSION_NEWER_THAN_RELEASE_DATA
+	}{
+		{name: "1.30.3 is older than the newest patch the data knows, though the index serves only 1.30.8", version: "1.30.3"},
+		{name: "1.30.9 is newer than anything known", version: "1.30.9",
+			newer: []string{"Deployment istio-system/istiod-1-30-9"}}, // once per version
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ambient.ComputeCompatibility(meshtest.Healthy(tc.version, 2), ambient.CompatibilityOptions{Releases: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var newer []string
+			for _, f := range c.Findings {
+				if f.Code == plan.CodeVersionNewerThanData {
+					newer = append(newer, f.Object.String())
+				}
+			}
+			if d := cmp.Diff(tc.newer, newer); d != "" {
+				t.Errorf("%s (-want +got):\n%s", plan.CodeVersionNewerThanData, d)
+			}
+		})
+	}
+}

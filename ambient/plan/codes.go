@@ -10,6 +10,10 @@ const (
 	CodeTargetSame           Code = "TARGET_EQUALS_CURRENT"
 	CodeVersionUnknown       Code = "COMPONENT_VERSION_UNKNOWN"
 	CodeVersionNewerThanData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
+	// CodeReleaseDataEstimated details: minor, field (a releases.Field), source (where the estimate
+	// came from), decided (the code of the finding it decided, or the hop). Object is
+	// ReleaseData <minor>/<field>.
+	CodeReleaseDataEstimated Code = "RELEASE_DATA_ESTIMATED"
 
 	// Control plane.
 	CodeIstiodMissing        Code = "ISTIOD_MISSING"
@@ -128,6 +132,7 @@ var codeHelp = map[Code]string{
 	CodeTargetSame:                   "the control plane already runs the target",
 	CodeVersionUnknown:               "a component's version could not be read from its image",
 	CodeVersionNewerThanData:         "a running version is newer than the release data knows",
+	CodeReleaseDataEstimated:         "an estimated value of the release data decided a finding or the patch of an upgrade hop",
 	CodeIstiodMissing:                "no istiod Deployment was found",
 	CodeIstiodNotReady:               "an istiod revision has unready replicas",
 	CodeControlPlaneMixed:            "istiod revisions run different minors",

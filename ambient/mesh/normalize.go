@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -128,7 +129,13 @@ func (s *Snapshot) Fingerprint() string {
 		v.Trust[r.Name] = r.TrustedZtunnelAccounts
 	}
 	for _, t := range c.Tags {
-		v.Tags = append(v.Tags, t.Name+"->"+t.Revision)
+		e := t.Name + "->" + t.Revision
+		if t.Split() { // only then, so that fingerprints of agreeing tags stay as they were
+			w, _ := t.WebhookPointsAt()
+			svc, _ := t.ServicePointsAt()
+			e += " webhook=" + w + " service=" + svc
+		}
+		v.Tags = append(v.Tags, e)
 	}
 	if c.CNI != nil {
 		v.CNI = c.CNI.Namespace + "/" + c.CNI.Name + "@" + c.CNI.Version.String()
@@ -140,7 +147,11 @@ func (s *Snapshot) Fingerprint() string {
 			" nodeSelector="+string(sel)+" affinity="+string(aff))
 	}
 	for _, g := range c.Gateways {
-		v.Gateways = append(v.Gateways, g.Ref().String()+" rev="+g.Revision)
+		e := g.Ref().String() + " rev=" + g.Revision
+		if len(g.Owners) > 1 {
+			e += " owners=" + strings.Join(g.Owners, ",")
+		}
+		v.Gateways = append(v.Gateways, e)
 	}
 	for _, n := range c.Namespaces {
 		b, _ := json.Marshal(n.Labels)

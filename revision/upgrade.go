@@ -173,7 +173,7 @@ func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions)
 		}
 		rm.Notes = append(rm.Notes, fmt.Sprintf("undo: reinstall from the backup written by %sbackup (helm install with the saved chart version and values)", id))
 		if hasRelease && len(refs) == 0 {
-			if why := keepTags(b, s, after, r, h, id); why != "" {
+			if why := keepTags(b, after, r, h, id); why != "" {
 				rm.Blocked = why
 				b.Finding(plan.Finding{Code: plan.CodeTagOwnedByOldRelease, Severity: plan.Info, Object: steps.HelmRef(h), Component: "istiod/" + r.Name,
 					Message: why, Remedy: "take the tag objects out of the release by hand (annotate them helm.sh/resource-policy=keep, then helm upgrade the release with revisionTags=null), then re-plan"})
@@ -227,7 +227,7 @@ const keepResourcePolicy = "helm.sh/resource-policy"
 //  3. helm uninstall h (the removal step) no longer lists them.
 //
 // It returns why the removal must be blocked instead, or "".
-func keepTags(b *steps.Builder, s, after *mesh.Snapshot, r mesh.Revision, h mesh.HelmRelease, id string) string {
+func keepTags(b *steps.Builder, after *mesh.Snapshot, r mesh.Revision, h mesh.HelmRelease, id string) string {
 	var owned []mesh.Tag
 	for _, t := range after.Tags {
 		if t.OwnedBy(h.Namespace, h.Name) {
@@ -254,12 +254,14 @@ func keepTags(b *steps.Builder, s, after *mesh.Snapshot, r mesh.Revision, h mesh
 		return fmt.Sprintf("Helm release %s/%s owns tag(s) %s, and the caller's values set revisionTags %v for it, which would point them back at %s",
 			h.Namespace, h.Name, strings.Join(names, ", "), tagsAfter, r.Name)
 	}
-	var checks []plan.Check
-	for _, t := range owned {
-		rev, ok := after.Revision(t.Revision)
-		if !ok {
+	for _, t := range owned { // decide before adding any step
+		if _, ok := after.Revision(t.Revision); !ok {
 			return fmt.Sprintf("tag %s, owned by Helm release %s/%s, points at revision %q, which has no istiod; move it first", t.Name, h.Namespace, h.Name, t.Revision)
 		}
+	}
+	var checks []plan.Check
+	for _, t := range owned {
+		rev, _ := after.Revision(t.Revision)
 		check := plan.NewCheck(t.WebhookRef(), plan.TagPointsToArgs{Tag: t.Name, Revision: rev.Name},
 			fmt.Sprintf("tag %s still points at revision %s", t.Name, rev.Name))
 		checks = append(checks, check)

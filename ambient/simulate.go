@@ -107,12 +107,7 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			if !movedTags[label] && !gatewayReleases[w.Namespace+"/"+w.Name] {
 				continue
 			}
-			total := 0
-			for _, n := range w.SidecarRevisions {
-				total += n
-			}
-			w.SidecarRevisions = map[string]int{newRev: total}
-			w.ProxyVersions = []mesh.Version{v}
+			reinjected(w, newRev, v)
 		}
 	}
 	// Gateway-chart Deployments are restarted by the gateway steps (a Helm upgrade, or a restart
@@ -130,12 +125,7 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 				if w.Kind != "Deployment" || w.Namespace != g.Namespace || w.Name != g.Name || len(w.SidecarRevisions) == 0 || rev == "" {
 					continue
 				}
-				total := 0
-				for _, n := range w.SidecarRevisions {
-					total += n
-				}
-				w.SidecarRevisions = map[string]int{rev: total}
-				w.ProxyVersions = []mesh.Version{v}
+				reinjected(w, rev, v)
 			}
 		}
 	}
@@ -149,6 +139,16 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 	}
 	c.Normalize()
 	return &c
+}
+
+// reinjected makes every sidecar pod of w injected by rev at version v, as a restart leaves them.
+func reinjected(w *mesh.Workload, rev string, v mesh.Version) {
+	total := 0
+	for _, n := range w.SidecarRevisions {
+		total += n
+	}
+	w.SidecarRevisions = map[string]int{rev: total}
+	w.ProxyVersions = []mesh.Version{v}
 }
 
 func setPodVersions(pods []mesh.NodePod, v mesh.Version) []mesh.NodePod {

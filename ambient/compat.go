@@ -9,6 +9,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
+	"github.com/ambientkit/ambientkit/ambient/steps"
 	"github.com/ambientkit/ambientkit/cni"
 	"github.com/ambientkit/ambientkit/revision"
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -119,6 +120,7 @@ func ComputeCompatibility(s *mesh.Snapshot, opts CompatibilityOptions) (*Compati
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)
 	fs = append(fs, checkCRDOwnership(s)...)
 	fs = append(fs, checkKnownVersions(s, data)...)
+	fs = append(fs, checkHelmRecords(s)...)
 	for i := range fs {
 		if fs[i].Severity == plan.Waivable && waive[fs[i].Code] {
 			fs[i].Waived = true
@@ -183,6 +185,7 @@ func checkKubernetes(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 			m, _ := data.Minor(v)
 			out = append(out, plan.Finding{Code: plan.CodeKubernetesCurrentUnsupported, Severity: plan.Info, Object: cluster,
 				Message: fmt.Sprintf("Istio %s supports Kubernetes %s; the cluster runs %s", v.MinorString(), m.KubernetesRange(), k.MinorString())})
+			out = append(out, estimates(m, string(plan.CodeKubernetesCurrentUnsupported), kubernetesFields(sup)...)...)
 		}
 	}
 	if target.IsZero() {
@@ -193,19 +196,58 @@ func checkKubernetes(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 		return out
 	}
 	if min := m.MinimumKubernetes(); !min.IsZero() && k.MinorIndex() < min.MinorIndex() {
-		return append(out, plan.Finding{Code: plan.CodeKubernetesTooOld, Severity: plan.Blocking, Object: cluster,
+		out = append(out, plan.Finding{Code: plan.CodeKubernetesTooOld, Severity: plan.Blocking, Object: cluster,
 			Message: fmt.Sprintf("Istio %s needs Kubernetes %s or newer; the cluster runs %s", target.MinorString(), min.MinorString(), k.MinorString()),
 			Remedy:  fmt.Sprintf("upgrade Kubernetes to at least %s first", m.Kubernetes[0])})
+		return append(out, estimates(m, string(plan.CodeKubernetesTooOld), releases.FieldMinKubernetes)...)
 	}
-	switch data.Kubernetes(target, k) {
+	switch sup := data.Kubernetes(target, k); sup {
 	case releases.TestedOnly:
 		out = append(out, plan.Finding{Code: plan.CodeKubernetesTestedOnly, Severity: plan.Waivable, Object: cluster,
 			Message: fmt.Sprintf("Istio %s is tested but not supported on Kubernetes %s (supported: %s)", target.MinorString(), k.MinorString(), m.KubernetesRange()),
 			Remedy:  fmt.Sprintf("upgrade Kubernetes into %s, or waive", m.KubernetesRange())})
+		out = append(out, estimates(m, string(plan.CodeKubernetesTestedOnly), kubernetesFields(sup)...)...)
 	case releases.TooOld, releases.TooNew:
 		out = append(out, plan.Finding{Code: plan.CodeKubernetesUnsupported, Severity: plan.Waivable, Object: cluster,
 			Message: fmt.Sprintf("Istio %s supports Kubernetes %s; the cluster runs %s", target.MinorString(), m.KubernetesRange(), k.MinorString()),
 			Remedy:  fmt.Sprintf("pick an Istio version that supports Kubernetes %s, or waive", k.MinorString())})
+		out = append(out, estimates(m, string(plan.CodeKubernetesUnsupported), kubernetesFields(sup)...)...)
+	}
+	return out
+}
+
+// kubernetesFields are the fields of release data a Kubernetes support level was decided by: the
+// supported range, and the tested range unless the cluster is newer than both.
+func kubernetesFields(sup releases.Support) []releases.Field {
+	if sup == releases.TooNew {
+		return []releases.Field{releases.FieldKubernetes}
+	}
+	return []releases.Field{releases.FieldKubernetes, releases.FieldKubernetesTested}
+}
+
+// estimates returns, for each of the fields of minor m that is an estimate, the info finding that
+// the estimate decided something: a finding (decided is its code) or the patch of an upgrade hop
+// ("hop <version>"). It names the minor, the field and where the value came from
+// (releases.Minor.IsEstimated, Source).
+func estimates(m *releases.Minor, decided string, fields ...releases.Field) []plan.Finding {
+	var out []plan.Finding
+	for _, f := range fields {
+		if m == nil || !m.IsEstimated(f) {
+			continue
+		}
+		what := decided
+		if strings.HasPrefix(what, "hop ") {
+			what = "the patch of the upgrade " + what
+		}
+		source := m.Source(f)
+		if source == "" {
+			source = "not stated"
+		}
+		out = append(out, plan.Finding{Code: plan.CodeReleaseDataEstimated, Severity: plan.Info,
+			Object:  mesh.ObjectRef{Kind: "ReleaseData", Name: m.Minor + "/" + string(f)},
+			Message: fmt.Sprintf("the release data's %q for Istio %s is an estimate, and it decided %s (source: %s)", f, m.Minor, what, source),
+			Remedy:  "check the value upstream, and pass release data that states it (releases.LoadFile) or the chart repository's index (releases.LoadHelmIndexFile)",
+			Details: map[string]string{"minor": m.Minor, "field": string(f), "source": source, "decided": decided}})
 	}
 	return out
 }
@@ -224,6 +266,7 @@ func checkEndOfLife(s *mesh.Snapshot, data *releases.Data, opts CompatibilityOpt
 			out = append(out, plan.Finding{Code: plan.CodeSourceEndOfLife, Severity: plan.Info, Object: cluster,
 				Message: fmt.Sprintf("Istio %s reached end of life on %s%s; it gets no more security fixes", v.MinorString(), day(eol), estimated(est)),
 				Remedy:  "upgrade"})
+			out = append(out, endOfLifeEstimates(data, v, string(plan.CodeSourceEndOfLife))...)
 		}
 	}
 	if !opts.Target.IsZero() {
@@ -236,9 +279,27 @@ func checkEndOfLife(s *mesh.Snapshot, data *releases.Data, opts CompatibilityOpt
 			next, _ := data.Next(opts.Target)
 			out = append(out, plan.Finding{Code: plan.CodeTargetEndOfLife, Severity: sev, Object: cluster, Message: msg,
 				Remedy: fmt.Sprintf("target a newer minor (%s) unless this is a hop of a chained upgrade", next)})
+			out = append(out, endOfLifeEstimates(data, opts.Target, string(plan.CodeTargetEndOfLife))...)
 		}
 	}
 	return out
+}
+
+// endOfLifeEstimates: an end of life is the minor's own date, or six weeks after minor+2's release
+// (Data.EndOfLife); the estimate behind it is whichever of the two it came from.
+func endOfLifeEstimates(data *releases.Data, v mesh.Version, decided string) []plan.Finding {
+	m, ok := data.Minor(v)
+	if !ok {
+		return nil
+	}
+	if m.Known(releases.FieldEndOfLife) {
+		return estimates(m, decided, releases.FieldEndOfLife)
+	}
+	n2, ok := data.Minor(mesh.Version{Major: v.Major, Minor: v.Minor + 2})
+	if !ok {
+		return nil
+	}
+	return estimates(n2, decided, releases.FieldReleased)
 }
 
 func estimated(e bool) string {
@@ -281,9 +342,10 @@ func checkGatewayAPI(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 	if waypoints > 0 && have.MinorIndex() < need.MinorIndex() {
 		sev = plan.Blocking
 	}
-	return []plan.Finding{{Code: plan.CodeGatewayAPITooOld, Severity: sev, Object: ref,
+	return append([]plan.Finding{{Code: plan.CodeGatewayAPITooOld, Severity: sev, Object: ref,
 		Message: fmt.Sprintf("Gateway API CRDs are at %s; Istio %s is built against %s (%d waypoint(s) depend on them)", s.GatewayAPI.BundleVersion, v.MinorString(), m.GatewayAPI, waypoints),
-		Remedy:  fmt.Sprintf("upgrade the Gateway API CRDs to %s (%s channel) before the control plane", m.GatewayAPI, channel(s.GatewayAPI.Channel))}}
+		Remedy:  fmt.Sprintf("upgrade the Gateway API CRDs to %s (%s channel) before the control plane", m.GatewayAPI, channel(s.GatewayAPI.Channel))}},
+		estimates(m, string(plan.CodeGatewayAPITooOld), releases.FieldGatewayAPI)...)
 }
 
 func channel(c string) string {
@@ -323,6 +385,50 @@ func checkCRDOwnership(s *mesh.Snapshot) []plan.Finding {
 			base.Name, base.Namespace)}}
 }
 
+// checkHelmRecords reports, once per release namespace, the Helm releases observed only from their
+// objects' annotations (mesh.HelmRelease.Inferred: a kubectl dump without Helm's release Secrets).
+// It is waivable, not info: their values are unknown, so the plan upgrades them with
+// --reuse-values and no automatic rollback, a new revision installed beside such an istiod cannot
+// copy its values (it would start from the chart defaults, without the user's trust list or mesh
+// config), and chart-default findings cannot tell what the user set. One command adds the records;
+// waive only when the values are known to be defaults. The command is the one observe.DumpCommands
+// writes for release namespaces (Secrets labelled owner=helm, the label Helm's storage driver sets:
+// helm.sh/helm/v3@v3.22.0 pkg/storage/driver/secrets.go).
+func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
+	byNamespace := map[string][]mesh.HelmRelease{}
+	var namespaces []string
+	for _, h := range s.HelmReleases {
+		if !h.Inferred {
+			continue
+		}
+		if _, seen := byNamespace[h.Namespace]; !seen {
+			namespaces = append(namespaces, h.Namespace)
+		}
+		byNamespace[h.Namespace] = append(byNamespace[h.Namespace], h)
+	}
+	sort.Strings(namespaces)
+	var out []plan.Finding
+	for _, ns := range namespaces {
+		var names []string
+		var related []mesh.ObjectRef
+		for _, h := range byNamespace[ns] {
+			names = append(names, h.Name)
+			related = append(related, steps.HelmRef(h))
+		}
+		sort.Strings(names)
+		sort.Slice(related, func(i, j int) bool { return related[i].Name < related[j].Name })
+		command := fmt.Sprintf("kubectl get secrets -n %s -l owner=helm -o yaml", ns)
+		out = append(out, plan.Finding{Code: plan.CodeHelmValuesUnknown, Severity: plan.Waivable,
+			Object:  mesh.ObjectRef{Kind: "Namespace", Name: ns},
+			Related: related,
+			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have and cannot roll back automatically, and a revision installed beside them cannot copy their values",
+				strings.Join(names, ", "), ns),
+			Remedy:  fmt.Sprintf("add the release records to the dump and observe again: %s > helm-releases.%s.yaml; or waive if the releases use the chart defaults", command, ns),
+			Details: map[string]string{"namespace": ns, "releases": strings.Join(names, ","), "command": command}})
+	}
+	return out
+}
+
 func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {
 	var out []plan.Finding
 	seen := map[mesh.Version]bool{}
@@ -331,7 +437,9 @@ func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {
 			return
 		}
 		seen[v] = true
-		if err := data.Check(v); err != nil && v.Pre == "" {
+		// CheckRunning, not Check: a running version need not be one a plan may target (a chart
+		// repository index may no longer serve the patch a cluster runs).
+		if err := data.CheckRunning(v); err != nil && v.Pre == "" {
 			out = append(out, plan.Finding{Code: plan.CodeVersionNewerThanData, Severity: plan.Info, Object: ref,
 				Message: fmt.Sprintf("%s runs %s, which the release data does not know: %v", ref, v, err),
 				Remedy:  "pass newer release data (releases.LoadFile) so support dates and ranges are right"})

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
@@ -350,4 +352,182 @@ func contains(codes []plan.Code, c plan.Code) bool {
 		}
 	}
 	return false
+}
+
+func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
+	s := meshtest.Healthy("1.30.3", 2)
+	for i := range s.HelmReleases {
+		if h := &s.HelmReleases[i]; h.Chart == "cni" || h.Chart == "ztunnel" || h.Chart == "gateway" {
+			h.Inferred, h.Revision, h.Status, h.Values = true, 0, "", nil
+		}
+	}
+	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		Severity plan.Severity
+		Object   string
+		Related  []string
+		Details  map[string]string
+	}
+	var found []got
+	for _, f := range c.Findings {
+		if f.Code != plan.CodeHelmValuesUnknown {
+			continue
+		}
+		g := got{Severity: f.Severity, Object: f.Object.String(), Details: f.Details}
+		for _, r := range f.Related {
+			g.Related = append(g.Related, r.String())
+		}
+		found = append(found, g)
+	}
+	want := []got{
+		{Severity: plan.Waivable, Object: "Namespace istio-ingress", Related: []string{"HelmRelease istio-ingress/istio-ingress"},
+			Details: map[string]string{"namespace": "istio-ingress", "releases": "istio-ingress", "command": "kubectl get secrets -n istio-ingress -l owner=helm -o yaml"}},
+		{Severity: plan.Waivable, Object: "Namespace istio-system", Related: []string{"HelmRelease istio-system/istio-cni", "HelmRelease istio-system/ztunnel"},
+			Details: map[string]string{"namespace": "istio-system", "releases": "istio-cni,ztunnel", "command": "kubectl get secrets -n istio-system -l owner=helm -o yaml"}},
+	}
+	if d := cmp.Diff(want, found); d != "" {
+		t.Errorf("%s findings (-want +got):\n%s", plan.CodeHelmValuesUnknown, d)
+	}
+	// The plan is made, and runs once the caller waives the code.
+	for waive, runnable := range map[bool]bool{false: false, true: true} {
+		opts := ambient.UpgradeOptions{Target: v("1.31.4"), Today: today}
+		if waive {
+			opts.Waive = []plan.Code{plan.CodeHelmValuesUnknown}
+		}
+		p, err := ambient.PlanUpgrade(s, opts)
+		if err != nil {
+			t.Fatalf("PlanUpgrade (waive %v): %v", waive, err)
+		}
+		if p.Runnable() != runnable {
+			t.Errorf("waive %v: runnable %v, want %v (stopping: %v)", waive, p.Runnable(), runnable, plan.Codes(plan.Stopping(p.Findings)))
+		}
+	}
+}
+
+func TestAnEstimateThatDecidesAFindingSaysSo(t *testing.T) {
+	data := releases.Default()
+	source := func(minor string, f releases.Field) string {
+		m, ok := data.Minor(mesh.MustParseVersion(minor + ".0"))
+		if !ok || !m.IsEstimated(f) {
+			t.Fatalf("the embedded data no longer estimates %s of %s; pick another case", f, minor)
+		}
+		return m.Source(f)
+	}
+	type est struct{ Object, Minor, Field, Decided, Source string }
+	tests := []struct {
+		name    string
+		version string
+		mutate  func(*mesh.Snapshot)
+		opts    ambient.CompatibilityOptions
+		want    []est
+	}{
+		{name: "an estimated supported range that puts the cluster above it is reported", version: "1.30.3",
+			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.39.0") },
+			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
+			want:   []est{{"ReleaseData 1.31/kubernetes", "1.31", "kubernetes", string(plan.CodeKubernetesUnsupported), source("1.31", releases.FieldKubernetes)}}},
+		{name: "an estimated minimum Kubernetes that blocks the target is reported", version: "1.31.4",
+			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.31.0") },
+			opts:   ambient.CompatibilityOptions{Target: v("1.32.0")},
+			want:   []est{{"ReleaseData 1.32/minKubernetes", "1.32", "minKubernetes", string(plan.CodeKubernetesTooOld), source("1.32", releases.FieldMinKubernetes)}}},
+		{name: "an estimated Gateway API version that finds the CRDs too old is reported", version: "1.30.3",
+			mutate: func(s *mesh.Snapshot) { s.GatewayAPI.BundleVersion = "v1.4.0" },
+			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
+			want:   []est{{"ReleaseData 1.31/gatewayAPI", "1.31", "gatewayAPI", string(plan.CodeGatewayAPITooOld), source("1.31", releases.FieldGatewayAPI)}}},
+		{name: "an end of life derived from an estimated release date is reported", version: "1.30.3",
+			opts: ambient.CompatibilityOptions{Today: time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)},
+			want: []est{{"ReleaseData 1.32/released", "1.32", "released", string(plan.CodeSourceEndOfLife), source("1.32", releases.FieldReleased)}}},
+		{name: "an estimate that decides nothing is not reported", version: "1.30.3",
+			opts: ambient.CompatibilityOptions{Target: v("1.31.4"), Today: today}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy(tc.version, 2)
+			if tc.mutate != nil {
+				tc.mutate(s)
+			}
+			c, err := ambient.ComputeCompatibility(s, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []est
+			for _, f := range c.Findings {
+				if f.Code == plan.CodeReleaseDataEstimated {
+					if f.Severity != plan.Info {
+						t.Errorf("%s must be info, got %s", f.Code, f.Severity)
+					}
+					got = append(got, est{f.Object.String(), f.Details["minor"], f.Details["field"], f.Details["decided"], f.Details["source"]})
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("estimates (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAChainedHopOnAnEstimatedPatchListSaysSo(t *testing.T) {
+	p, err := ambient.PlanUpgrade(meshtest.Healthy("1.29.6", 2), ambient.UpgradeOptions{Target: v("1.31.4"), Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]string
+	for _, f := range p.Findings {
+		if f.Code == plan.CodeReleaseDataEstimated && f.Details["field"] == string(releases.FieldPatches) {
+			got = append(got, f.Details)
+		}
+	}
+	m, _ := releases.Default().Minor(v("1.30.0"))
+	want := []map[string]string{{"minor": "1.30", "field": "patches", "decided": "hop 1.30.8", "source": m.Source(releases.FieldPatches)}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("hop estimates (-want +got):\n%s", d)
+	}
+}
+
+// indexServing is a Helm repository index whose four ambient charts serve exactly the versions.
+func indexServing(versions ...string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nentries:\n")
+	for _, chart := range releases.DefaultCharts() {
+		b.WriteString("  " + chart + ":\n")
+		for _, ver := range versions {
+			b.WriteString("  - name: " + chart + "\n    version: " + ver + "\n    urls: [https://charts.example/" + chart + "-" + ver + ".tgz]\n")
+		}
+	}
+	return b.String()
+}
+
+func TestARunningVersionTheIndexNoLongerServesIsStillKnown(t *testing.T) {
+	data, err := releases.FromHelmIndex(strings.NewReader(indexServing("1.30.8", "1.31.4")), releases.IndexOptions{Name: "index.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		version string
+		newer   []string // objects with VERSION_NEWER_THAN_RELEASE_DATA
+	}{
+		{name: "1.30.3 is older than the newest patch the data knows, though the index serves only 1.30.8", version: "1.30.3"},
+		{name: "1.30.9 is newer than anything known", version: "1.30.9",
+			newer: []string{"Deployment istio-system/istiod-1-30-9"}}, // once per version
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ambient.ComputeCompatibility(meshtest.Healthy(tc.version, 2), ambient.CompatibilityOptions{Releases: data})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var newer []string
+			for _, f := range c.Findings {
+				if f.Code == plan.CodeVersionNewerThanData {
+					newer = append(newer, f.Object.String())
+				}
+			}
+			if d := cmp.Diff(tc.newer, newer); d != "" {
+				t.Errorf("%s (-want +got):\n%s", plan.CodeVersionNewerThanData, d)
+			}
+		})
+	}
 }

@@ -46,10 +46,17 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 	if newRev != "" {
 		c.Tags = append([]mesh.Tag(nil), s.Tags...)
 		for i := range c.Tags {
-			if old[c.Tags[i].Revision] {
-				movedTags[c.Tags[i].Name] = true
-				c.Tags[i].Revision = newRev
-				c.Tags[i].TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
+			if t := &c.Tags[i]; old[t.Revision] {
+				// The move re-renders both of the tag's objects (tags.Render).
+				movedTags[t.Name] = true
+				t.Revision = newRev
+				if t.WebhookRevision != "" {
+					t.WebhookRevision = newRev
+				}
+				if t.ServiceRevision != "" {
+					t.ServiceRevision = newRev
+				}
+				t.TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
 			}
 		}
 		if old[c.DefaultRevision] {
@@ -81,13 +88,6 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			}
 		}
 	}
-	for i := range c.Gateways {
-		g := &c.Gateways[i]
-		g.Revision = c.OwnerOf(g.Namespace, g.RevisionLabel)
-		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
-			g.Versions = []mesh.Version{v}
-		}
-	}
 	if newRev != "" && restarted {
 		c.Workloads = append([]mesh.Workload(nil), s.Workloads...)
 		for i := range c.Workloads {
@@ -107,16 +107,48 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			if !movedTags[label] && !gatewayReleases[w.Namespace+"/"+w.Name] {
 				continue
 			}
-			total := 0
-			for _, n := range w.SidecarRevisions {
-				total += n
+			reinjected(w, newRev, v)
+		}
+	}
+	// Gateway-chart Deployments are restarted by the gateway steps (a Helm upgrade, or a restart
+	// when not installed with Helm) whether or not tag moves restart workloads: injection gives
+	// their new pods to the revision it now selects.
+	if newRev != "" {
+		c.Workloads = append([]mesh.Workload(nil), c.Workloads...)
+		for _, g := range c.Gateways {
+			if g.Kind != mesh.GatewayKindDeployment {
+				continue
 			}
-			w.SidecarRevisions = map[string]int{newRev: total}
-			w.ProxyVersions = []mesh.Version{v}
+			rev := c.InjectionRevision(g.Namespace, g.RevisionLabel)
+			for i := range c.Workloads {
+				w := &c.Workloads[i]
+				if w.Kind != "Deployment" || w.Namespace != g.Namespace || w.Name != g.Name || len(w.SidecarRevisions) == 0 || rev == "" {
+					continue
+				}
+				reinjected(w, rev, v)
+			}
+		}
+	}
+	// Owners last: a gateway-chart Deployment belongs to the revision that injected its pods.
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		g.Revision, g.Owners = c.GatewayOwners(*g)
+		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
+			g.Versions = []mesh.Version{v}
 		}
 	}
 	c.Normalize()
 	return &c
+}
+
+// reinjected makes every sidecar pod of w injected by rev at version v, as a restart leaves them.
+func reinjected(w *mesh.Workload, rev string, v mesh.Version) {
+	total := 0
+	for _, n := range w.SidecarRevisions {
+		total += n
+	}
+	w.SidecarRevisions = map[string]int{rev: total}
+	w.ProxyVersions = []mesh.Version{v}
 }
 
 func setPodVersions(pods []mesh.NodePod, v mesh.Version) []mesh.NodePod {

@@ -95,6 +95,12 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	if len(hops) > 1 {
+		// Each intermediate hop goes to the newest patch of its minor the release data knows; when
+		// that list is an estimate (a lower bound), say so.
+		for _, hop := range hops[:len(hops)-1] {
+			m, _ := data.Minor(hop)
+			p.Findings = append(p.Findings, estimates(m, "hop "+hop.String(), releases.FieldPatches)...)
+		}
 		p.Findings = append(p.Findings, plan.Finding{Code: plan.CodeUpgradeChained, Severity: plan.Info,
 			Object:  mesh.ObjectRef{Kind: "Cluster", Name: "kubernetes"},
 			Message: fmt.Sprintf("the upgrade is chained through %s: CNI and ztunnel may not run beside a control plane two minors newer", hopList(hops[:len(hops)-1])),

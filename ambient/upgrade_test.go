@@ -107,6 +107,44 @@ func TestPlanUpgradeGolden(t *testing.T) {
 					t.Error("a plan with a blocked step is not runnable")
 				}
 			}},
+		{name: "tags-owned-by-old-release", version: "1.30.3",
+			mutate: func(s *mesh.Snapshot) {
+				owner := &mesh.ReleaseRef{Namespace: "istio-system", Name: "istiod-1-30-3"}
+				for i := range s.Tags {
+					s.Tags[i].WebhookRelease, s.Tags[i].ServiceRelease = owner, owner
+				}
+				for i := range s.HelmReleases {
+					if s.HelmReleases[i].Name == owner.Name {
+						s.HelmReleases[i].Values["revisionTags"] = []any{"default", "prod"}
+					}
+				}
+			},
+			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Today: today},
+			check: func(t *testing.T, p *plan.Plan) {
+				// The moves come first; the old release lets go of the moved tags before its uninstall.
+				var order []string
+				for _, s := range p.Steps {
+					switch {
+					case strings.HasPrefix(s.ID, "tags/") && strings.HasSuffix(s.ID, "/move"), strings.HasPrefix(s.ID, "istiod/1-30-3/"):
+						order = append(order, s.ID)
+					}
+				}
+				want := []string{"tags/prod/move", "tags/default/move", "istiod/1-30-3/approve", "istiod/1-30-3/backup",
+					"istiod/1-30-3/tags/default/keep-webhook", "istiod/1-30-3/tags/default/keep-service",
+					"istiod/1-30-3/tags/prod/keep-webhook", "istiod/1-30-3/tags/prod/keep-service",
+					"istiod/1-30-3/release-tags", "istiod/1-30-3/remove"}
+				if d := cmp.Diff(want, order); d != "" {
+					t.Errorf("tag and removal steps (-want +got):\n%s", d)
+				}
+				rel, _ := p.Step("istiod/1-30-3/release-tags")
+				if rel.HelmUpgrade == nil || rel.HelmUpgrade.Values["revisionTags"] != nil || rel.HelmUpgrade.Chart.Version != "1.30.3" {
+					t.Errorf("release-tags = %+v", rel.HelmUpgrade)
+				}
+				if install, _ := p.Step("istiod/1-31-4/install"); install.HelmInstall.Values["revisionTags"] != nil {
+					t.Errorf("the new revision's release must not render the tags: %v", install.HelmInstall.Values)
+				}
+				assertHopsComplete(t, p)
+			}},
 		{name: "node-by-node-pdb-blocks-a-node", version: "1.30.3", mutate: withPDBBlockingDB,
 			opts: ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 2}, Today: today, Waive: []plan.Code{plan.CodePDBBlocksDrain}},
 			check: func(t *testing.T, p *plan.Plan) {

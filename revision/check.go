@@ -3,9 +3,11 @@ package revision
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/tags"
 )
 
 // CheckOptions select the rules that depend on an intended upgrade.
@@ -57,12 +59,7 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 			Remedy:  "finish moving tags and remove the old revision once nothing refers to it"})
 	}
 	for _, t := range s.Tags {
-		if _, ok := s.Revision(t.Revision); !ok {
-			add(plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
-				Object:  tagRef(t),
-				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; pods injected through it and gateways it owns break", t.Name, t.Revision),
-				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", t.Revision)})
-		}
+		out = append(out, checkTag(s, t)...)
 	}
 	if s.DefaultRevision != "" {
 		if _, ok := s.Revision(s.DefaultRevision); !ok {
@@ -87,6 +84,100 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 	}
 	out = append(out, checkSidecars(s, opts)...)
 	out = append(out, checkGateways(s, opts)...)
+	return out
+}
+
+// checkTag reports a tag whose objects name a revision that has no istiod, and a tag whose webhook
+// configuration and Service name different revisions.
+//
+// From 1.28 istiod counts a tag as its own when either object names it (istio/istio@1.30.3 and
+// @release-1.31: pkg/revisions/tag_watcher.go, GetMyTags reads the webhook configurations and the
+// Services labelled istio.io/tag). A split tag is therefore claimed by both revisions: both deploy
+// the gateways and waypoints that follow it, while injection goes where the webhook points and xDS
+// clients of istiod-revision-tag-<tag> where the Service points. The docs' webhook-only command
+// (helm template -s templates/revision-tags-mwc.yaml) leaves exactly that behind.
+func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
+	var out []plan.Finding
+	type object struct {
+		ref mesh.ObjectRef
+		rev string
+	}
+	var objs []object
+	if rev, ok := t.WebhookPointsAt(); ok {
+		objs = append(objs, object{t.WebhookRef(), rev})
+	}
+	if rev, ok := t.ServicePointsAt(); ok && (len(objs) == 0 || rev != objs[0].rev) {
+		objs = append(objs, object{t.ServiceRef(), rev})
+	}
+	if len(objs) == 0 {
+		objs = append(objs, object{tagRef(t), t.Revision})
+	}
+	for _, o := range objs {
+		if _, ok := s.Revision(o.rev); !ok {
+			followers := Followers(s, t.Name)
+			reach := "nothing follows it yet"
+			if len(followers) > 0 {
+				var names []string
+				for _, f := range followers {
+					names = append(names, f.String())
+				}
+				reach = "what follows it breaks: " + strings.Join(names, ", ")
+			}
+			out = append(out, plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
+				Object:  o.ref,
+				Related: followers,
+				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; %s", t.Name, o.rev, reach),
+				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", o.rev),
+				Details: map[string]string{"tag": t.Name, "revision": o.rev}})
+		}
+	}
+	if t.Split() {
+		w, _ := t.WebhookPointsAt()
+		svc, _ := t.ServicePointsAt()
+		out = append(out, plan.Finding{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: t.WebhookRef(),
+			Related: []mesh.ObjectRef{t.ServiceRef()},
+			Message: fmt.Sprintf("tag %q is split: %s points at revision %q and %s at revision %q; istiod counts both, so both revisions claim the gateways and waypoints that follow the tag, while injection goes to %q",
+				t.Name, t.WebhookRef(), w, t.ServiceRef(), svc, w),
+			Remedy:  fmt.Sprintf("re-render both objects for one revision: istioctl tag set %s --revision <revision> --overwrite, or helm template with -s templates/revision-tags-mwc.yaml -s templates/revision-tags-svc.yaml (the webhook template alone leaves the Service behind)", t.Name),
+			Details: map[string]string{"tag": t.Name, "webhookRevision": w, "serviceRevision": svc}})
+	}
+	return out
+}
+
+// Followers lists what follows a tag, from its blast radius (tags.BlastRadius): the namespaces that
+// select it or send traffic through its waypoints, the workloads it injected, the gateways and
+// waypoints it owns, and the Services and workloads whose traffic goes through those waypoints;
+// namespaces first, then by kind and name.
+func Followers(s *mesh.Snapshot, tag string) []mesh.ObjectRef {
+	r, ok := tags.BlastRadius(s, tag)
+	if !ok {
+		return nil
+	}
+	var out []mesh.ObjectRef
+	seen := map[mesh.ObjectRef]bool{}
+	add := func(refs ...mesh.ObjectRef) {
+		for _, ref := range refs {
+			if !seen[ref] {
+				seen[ref] = true
+				out = append(out, ref)
+			}
+		}
+	}
+	var namespaces []string
+	namespaces = append(namespaces, r.Namespaces...)
+	namespaces = append(namespaces, r.AmbientNamespaces...)
+	sort.Strings(namespaces)
+	for _, n := range namespaces {
+		add(mesh.ObjectRef{Kind: "Namespace", Name: n})
+	}
+	var rest []mesh.ObjectRef
+	rest = append(rest, r.Workloads...)
+	rest = append(rest, r.Gateways...)
+	rest = append(rest, r.Waypoints...)
+	rest = append(rest, r.Services...)
+	rest = append(rest, r.WaypointWorkloads...)
+	sort.Slice(rest, func(i, j int) bool { return rest[i].String() < rest[j].String() })
+	add(rest...)
 	return out
 }
 
@@ -218,6 +309,14 @@ func checkGateways(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 				Remedy:  "label it (or its namespace) istio.io/rev=<revision or tag>, or create a default tag"})
 			continue
 		}
+		if len(g.Owners) > 1 && g.Kind == mesh.GatewayKindAPI {
+			out = append(out, plan.Finding{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+				Message: fmt.Sprintf("revisions %s all claim %s %s/%s (%s): each of their istiods deploys and programs it, and they overwrite each other",
+					strings.Join(g.Owners, ", "), what, g.Namespace, g.Name, claimReason(s, g)),
+				Remedy:  fmt.Sprintf("label it (or its namespace) istio.io/rev=<revision or tag> so that one revision claims it; a revision named default and a default tag, or a default tag without its webhook configuration beside a default revision, both answer for unlabelled objects: remove one (istioctl tag set default --revision <revision> renders both tag objects)"),
+				Details: map[string]string{"owners": strings.Join(g.Owners, ",")}})
+			continue
+		}
 		r, ok := s.Revision(g.Revision)
 		if !ok || r.Version.IsZero() {
 			continue
@@ -237,6 +336,33 @@ func checkGateways(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 		}
 	}
 	return out
+}
+
+// claimReason says what makes several revisions claim a gateway (mesh.Snapshot.Claims).
+func claimReason(s *mesh.Snapshot, g mesh.Gateway) string {
+	sel := "no istio.io/rev label"
+	switch ns, _ := s.Namespace(g.Namespace); {
+	case g.HasRevisionLabel():
+		sel = fmt.Sprintf("label istio.io/rev=%q", g.RevisionLabel)
+	case ns.Labels[mesh.LabelRev] != "":
+		sel = fmt.Sprintf("namespace label istio.io/rev=%q", ns.Labels[mesh.LabelRev])
+	}
+	if t, ok := s.Tag(g.RevisionLabel); ok && g.RevisionLabel != "" && t.Split() {
+		return sel + fmt.Sprintf("; tag %q is split", t.Name)
+	}
+	var why []string
+	if _, ok := s.Revision("default"); ok {
+		if t, tagged := s.Tag("default"); tagged && t.Revision != "default" {
+			why = append(why, "a revision is named default beside a default tag")
+		}
+	}
+	if t, ok := s.Tag("default"); ok && t.Webhook == "" && s.DefaultRevision != "" {
+		why = append(why, fmt.Sprintf("the default tag exists only as a Service, which the default revision %s does not look for", s.DefaultRevision))
+	}
+	if len(why) == 0 {
+		return sel
+	}
+	return sel + "; " + strings.Join(why, "; ")
 }
 
 func summarize(names []string) string {

@@ -3,6 +3,7 @@ package revision
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
@@ -18,8 +19,9 @@ type Reference struct {
 func (r Reference) String() string { return r.Object.String() + ": " + r.Detail }
 
 // References lists everything in the snapshot that refers to the revision: tags pointing at it,
-// namespaces and policies labelled with its name, pods injected by it, gateways and waypoints it owns,
-// ztunnels connected to it, and the default revision. A revision can be removed only when the list is
+// namespaces and policies labelled with its name, pods injected by it, gateways and waypoints it owns
+// (also together with another revision), what sends traffic through those waypoints, ztunnels
+// connected to it, and the default revision. A revision can be removed only when the list is
 // empty. The result is sorted.
 func References(s *mesh.Snapshot, rev string) []Reference {
 	var out []Reference
@@ -27,8 +29,13 @@ func References(s *mesh.Snapshot, rev string) []Reference {
 		out = append(out, Reference{Object: ref, Detail: fmt.Sprintf(format, a...)})
 	}
 	for _, t := range s.Tags {
-		if t.Revision == rev {
+		switch w, hasWebhook := t.WebhookPointsAt(); {
+		case !t.Split() && t.PointsAt(rev):
 			add(tagRef(t), "tag %q points at it", t.Name)
+		case hasWebhook && w == rev:
+			add(t.WebhookRef(), "tag %q points at it through its webhook configuration (its Service points elsewhere)", t.Name)
+		case t.PointsAt(rev):
+			add(t.ServiceRef(), "tag %q points at it through its Service (its webhook configuration points elsewhere)", t.Name)
 		}
 	}
 	if s.DefaultRevision == rev {
@@ -54,17 +61,33 @@ func References(s *mesh.Snapshot, rev string) []Reference {
 		}
 	}
 	for _, g := range s.Gateways {
-		if g.Revision == rev {
+		if g.OwnedBy(rev) {
 			what := "gateway"
 			if g.Waypoint {
 				what = "waypoint"
 			}
 			how := "through its namespace or the default tag"
-			if g.RevisionLabel != "" {
+			switch {
+			case g.Kind == mesh.GatewayKindDeployment:
+				how = "through the injection of its pods"
+			case g.HasRevisionLabel():
 				how = fmt.Sprintf("through its label %s=%s", mesh.LabelRev, g.RevisionLabel)
+			}
+			if len(g.Owners) > 1 {
+				how += fmt.Sprintf(" (with %s)", strings.Join(g.Owners, ", "))
 			}
 			add(g.Ref(), "%s owned by it %s", what, how)
 		}
+	}
+	// What sends traffic through a waypoint the revision owns: namespaces labelled with it, and
+	// Services and workloads whose own istio.io/use-waypoint label names it (those that inherit it
+	// are covered by their namespace).
+	for _, u := range s.WaypointUsers() {
+		g, ok := s.Waypoint(u.Waypoint)
+		if !ok || !g.OwnedBy(rev) || (u.Object.Kind != "Namespace" && !u.Own) {
+			continue
+		}
+		add(u.Object, "uses waypoint %s/%s, which it owns (label %s)", u.Waypoint.Namespace, u.Waypoint.Name, mesh.LabelUseWaypoint)
 	}
 	for _, z := range s.Ztunnels {
 		if r, ok := s.ZtunnelRevision(z); ok && r == rev {

@@ -15,11 +15,11 @@ func TestReferences(t *testing.T) {
 		mutate func(s *mesh.Snapshot)
 		want   []string // substrings of the references, in order; nil means none
 	}{
-		{"a revision with tags, the default role, pinned ztunnel, gateways and sidecars has them all as references", nil,
+		{"a revision with tags, the default role, pinned ztunnel, gateways, sidecars and a namespace on its waypoint has them all as references", nil,
 			[]string{"DaemonSet istio-system/ztunnel: ztunnel connects to it", "Deployment istio-ingress/istio-ingress: gateway owned by it",
 				"Deployment legacy/billing: 2 pod(s) run sidecars", "Gateway shop/shop-waypoint: waypoint owned by it",
 				"MutatingWebhookConfiguration istio-revision-tag-default", "MutatingWebhookConfiguration istio-revision-tag-prod",
-				"ValidatingWebhookConfiguration istiod-default-validator"}},
+				"Namespace shop: uses waypoint shop/shop-waypoint", "ValidatingWebhookConfiguration istiod-default-validator"}},
 		{"istiod's own pods labelled with the revision are not a reference", func(s *mesh.Snapshot) {
 			s.Tags, s.DefaultRevision, s.Gateways, s.Ztunnels[0].Revision = nil, "", nil, ""
 			s.Revisions = append(s.Revisions, mesh.Revision{Name: "other", Namespace: "istio-system", Deployment: "istiod-other"})

@@ -7,6 +7,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/tags"
 )
 
 // InstallOptions configure PlanInstall.
@@ -171,9 +172,16 @@ func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions)
 				fmt.Sprintf("revision %s is gone and nothing refers to it", r.Name))},
 		}
 		rm.Notes = append(rm.Notes, fmt.Sprintf("undo: reinstall from the backup written by %sbackup (helm install with the saved chart version and values)", id))
+		if hasRelease && len(refs) == 0 {
+			if why := keepTags(b, after, r, h, id); why != "" {
+				rm.Blocked = why
+				b.Finding(plan.Finding{Code: plan.CodeTagOwnedByOldRelease, Severity: plan.Info, Object: steps.HelmRef(h), Component: "istiod/" + r.Name,
+					Message: why, Remedy: "take the tag objects out of the release by hand (annotate them helm.sh/resource-policy=keep, then helm upgrade the release with revisionTags=null), then re-plan"})
+			}
+		}
 		if hasRelease {
 			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"}
-			if len(refs) == 0 {
+			if len(refs) == 0 && rm.Blocked == "" {
 				gone := h
 				gone.Status = steps.StatusUninstalled
 				b.Track(gone)
@@ -195,6 +203,100 @@ func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions)
 		}
 		b.Add(rm)
 	}
+}
+
+// keepResourcePolicy is the annotation that makes Helm leave an object behind: an upgrade does not
+// delete a live object carrying it that the new manifest drops (helm.sh/helm/v3@v3.22.0:
+// pkg/kube/client.go, Update reads the live object's annotations), while uninstall honours it only
+// in the stored manifest (pkg/action/uninstall.go deleteRelease and pkg/action/resource_policy.go
+// filterManifestsToKeep read the release record, never the live object). Uninstall deletes what the
+// record lists by name whatever the live object's ownership annotations say, so stripping them
+// does not protect a tag either.
+const keepResourcePolicy = "helm.sh/resource-policy"
+
+// keepTags adds, before the removal of revision r's release h, the steps that take the tag objects
+// h owns out of it, so that helm uninstall does not delete tags that were moved to another
+// revision. The istiod chart renders the tags of its revisionTags value (istio/istio@1.30.3 and
+// @release-1.31: manifests/charts/istio-control/istio-discovery/templates/revision-tags-mwc.yaml
+// and revision-tags-svc.yaml range over .Values.revisionTags), so h owns them and its uninstall
+// deletes them, wherever a move has pointed them since. The safe sequence:
+//
+//  1. re-apply each such object as it is now, with helm.sh/resource-policy: keep added;
+//  2. helm upgrade h at its chart version with revisionTags null: the objects leave its manifest,
+//     and Helm leaves them in place because the live objects say keep;
+//  3. helm uninstall h (the removal step) no longer lists them.
+//
+// It returns why the removal must be blocked instead, or "".
+func keepTags(b *steps.Builder, after *mesh.Snapshot, r mesh.Revision, h mesh.HelmRelease, id string) string {
+	var owned []mesh.Tag
+	for _, t := range after.Tags {
+		if t.OwnedBy(h.Namespace, h.Name) {
+			owned = append(owned, t)
+		}
+	}
+	if len(owned) == 0 {
+		return ""
+	}
+	var names []string
+	for _, t := range owned {
+		names = append(names, t.Name)
+	}
+	version, err := mesh.ParseVersion(h.ChartVersion)
+	if err != nil {
+		version = r.Version
+	}
+	if version.IsZero() {
+		return fmt.Sprintf("Helm release %s/%s owns tag(s) %s, and its chart version %q is unknown, so they cannot be taken out of it before the uninstall deletes them",
+			h.Namespace, h.Name, strings.Join(names, ", "), h.ChartVersion)
+	}
+	set := map[string]any{"revisionTags": nil}
+	if tagsAfter, _ := b.UpgradeValues(h, set)["revisionTags"].([]any); len(tagsAfter) > 0 {
+		return fmt.Sprintf("Helm release %s/%s owns tag(s) %s, and the caller's values set revisionTags %v for it, which would point them back at %s",
+			h.Namespace, h.Name, strings.Join(names, ", "), tagsAfter, r.Name)
+	}
+	for _, t := range owned { // decide before adding any step
+		if _, ok := after.Revision(t.Revision); !ok {
+			return fmt.Sprintf("tag %s, owned by Helm release %s/%s, points at revision %q, which has no istiod; move it first", t.Name, h.Namespace, h.Name, t.Revision)
+		}
+	}
+	var checks []plan.Check
+	for _, t := range owned {
+		rev, _ := after.Revision(t.Revision)
+		check := plan.NewCheck(t.WebhookRef(), plan.TagPointsToArgs{Tag: t.Name, Revision: rev.Name},
+			fmt.Sprintf("tag %s still points at revision %s", t.Name, rev.Name))
+		checks = append(checks, check)
+		for _, obj := range tags.Render(t.Name, rev.Name, rev.Namespace, rev.Version) {
+			kind, _ := obj["kind"].(string)
+			meta, _ := obj["metadata"].(map[string]any)
+			var suffix string
+			switch {
+			case kind == "MutatingWebhookConfiguration" && ownedBy(t.WebhookRelease, h):
+				meta["name"], suffix = t.Webhook, "webhook"
+			case kind == "Service" && ownedBy(t.ServiceRelease, h):
+				meta["name"], meta["namespace"], suffix = t.Service, t.ServiceNamespace, "service"
+			default:
+				continue
+			}
+			meta["annotations"] = map[string]any{keepResourcePolicy: "keep"}
+			b.Add(plan.Step{ID: fmt.Sprintf("%stags/%s/keep-%s", id, t.Name, suffix),
+				Description: fmt.Sprintf("mark the %s of tag %s helm.sh/resource-policy: keep, as it is (pointing at %s)", kind, t.Name, rev.Name),
+				Reason:      fmt.Sprintf("Helm release %s owns it; the next step drops it from the release, and Helm deletes a dropped object unless the live one says keep", h.Name),
+				Risk:        plan.RiskLow, ApplyObject: &plan.ApplyObject{Object: obj}, Postconditions: []plan.Check{check}})
+		}
+	}
+	st := b.Upgrade(id+"release-tags", fmt.Sprintf("take tag(s) %s out of Helm release %s (revisionTags null, chart %s unchanged)", strings.Join(names, ", "), h.Name, version),
+		fmt.Sprintf("helm uninstall %s would delete every tag object its manifest lists, wherever the tag points now", h.Name),
+		h, version, set, plan.RiskLow, checks...)
+	st.Rollback = nil
+	st.Notes = append(st.Notes,
+		fmt.Sprintf("no automatic rollback: rolling %s back renders its tags again, pointing at %s, which undoes the tag moves", h.Name, r.Name),
+		"the tag objects keep Helm's annotations of the old release and helm.sh/resource-policy: keep; a release that later renders the same tags must adopt them first")
+	b.Add(st)
+	return ""
+}
+
+func ownedBy(r *mesh.ReleaseRef, h mesh.HelmRelease) bool {
+	return r != nil && r.Namespace == h.Namespace && r.Name == h.Name
 }
 
 // PinnedNamespaces reports the namespaces labelled with an old revision's name directly: a plan does

@@ -76,7 +76,7 @@ func MoveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions) ([]plan.Step
 	if !r.Ready() {
 		return nil, Radius{}, fmt.Errorf("%w: revision %q has %d of %d replicas ready; wait for it or fix it first", ErrRevisionNotReady, rev, r.ReadyReplicas, r.Replicas)
 	}
-	if t.Revision == rev {
+	if t.Revision == rev && !t.Split() { // a split tag moves to re-render the object that points elsewhere
 		return nil, Radius{}, fmt.Errorf("%w: tag %q already points at %q", ErrNothingToMove, tag, rev)
 	}
 	if err := checkOverlap(s, tag); err != nil {

@@ -23,14 +23,26 @@ type Radius struct {
 	// Gateways and Waypoints the tag owns by istiod's rules (label, namespace label, default tag).
 	Gateways  []mesh.ObjectRef `json:"gateways,omitempty"`
 	Waypoints []mesh.ObjectRef `json:"waypoints,omitempty"`
-	// AmbientNamespaces use one of Waypoints (istio.io/use-waypoint): their L7 traffic moves with the tag.
+	// AmbientNamespaces send traffic through one of Waypoints: the namespace's own
+	// istio.io/use-waypoint label names it, or a Service or workload in it does. Their L7 traffic
+	// moves with the tag.
 	AmbientNamespaces []string `json:"ambientNamespaces,omitempty"`
+	// Services send their traffic through one of Waypoints, by their own istio.io/use-waypoint label
+	// or their namespace's (a Service's own label wins, and "none" opts it out).
+	Services []mesh.ObjectRef `json:"services,omitempty"`
+	// WaypointWorkloads send workload-addressed traffic through one of Waypoints (waypoints for
+	// workload or all traffic), by their pods' label or their namespace's.
+	WaypointWorkloads []mesh.ObjectRef `json:"waypointWorkloads,omitempty"`
 }
 
 // Summary prints the radius in one line: "2 namespaces, 14 sidecar pods (1 stateful workload), ...".
 func (r Radius) Summary() string {
-	return fmt.Sprintf("%d namespace(s), %d sidecar pod(s) in %d workload(s) (%d stateful), %d gateway(s), %d waypoint(s) serving %d ambient namespace(s)",
+	out := fmt.Sprintf("%d namespace(s), %d sidecar pod(s) in %d workload(s) (%d stateful), %d gateway(s), %d waypoint(s) serving %d ambient namespace(s)",
 		len(r.Namespaces), r.SidecarPods, len(r.Workloads), r.StatefulWorkloads, len(r.Gateways), len(r.Waypoints), len(r.AmbientNamespaces))
+	if len(r.Services)+len(r.WaypointWorkloads) > 0 {
+		out += fmt.Sprintf(" (%d Service(s) and %d workload(s) through them)", len(r.Services), len(r.WaypointWorkloads))
+	}
+	return out
 }
 
 // selects reports whether a namespace's labels select the tag for injection.
@@ -84,33 +96,49 @@ func BlastRadius(s *mesh.Snapshot, tag string) (Radius, bool) {
 			r.Gateways = append(r.Gateways, g.Ref())
 		}
 	}
-	for _, n := range s.Namespaces {
-		wp := n.Labels[mesh.LabelUseWaypoint]
-		if wp == "" || wp == "none" {
+	ambient := map[string]bool{}
+	for _, u := range s.WaypointUsers() {
+		if !waypoints[u.Waypoint.Namespace+"/"+u.Waypoint.Name] {
 			continue
 		}
-		wns := n.Labels[mesh.LabelUseWaypointNamespace]
-		if wns == "" {
-			wns = n.Name
+		switch u.Object.Kind {
+		case "Namespace":
+			ambient[u.Object.Name] = true
+		case "Service":
+			ambient[u.Object.Namespace] = true
+			r.Services = append(r.Services, u.Object)
+		default:
+			ambient[u.Object.Namespace] = true
+			r.WaypointWorkloads = append(r.WaypointWorkloads, u.Object)
 		}
-		if waypoints[wns+"/"+wp] {
-			r.AmbientNamespaces = append(r.AmbientNamespaces, n.Name)
-		}
+	}
+	for n := range ambient {
+		r.AmbientNamespaces = append(r.AmbientNamespaces, n)
 	}
 	sort.Strings(r.Namespaces)
 	sort.Strings(r.AmbientNamespaces)
 	return r, true
 }
 
-// reaches reports whether the tag decides which revision owns the gateway.
+// reaches reports whether the tag decides which revision owns the gateway. A Gateway API gateway or
+// waypoint selects the value of its own istio.io/rev label when the label is present, even empty,
+// else its namespace's, and an empty value selects the default tag (istiod's IsMine,
+// istio/istio@release-1.31: pkg/revisions/tag_watcher.go). A gateway-chart Deployment follows
+// injection: its namespace's labels win over its pods' (mesh.Snapshot.InjectionRevision).
 func reaches(s *mesh.Snapshot, tag string, g mesh.Gateway) bool {
-	if g.RevisionLabel != "" {
-		return g.RevisionLabel == tag
+	ns, _ := s.Namespace(g.Namespace)
+	selected := ns.Labels[mesh.LabelRev]
+	if g.Kind == mesh.GatewayKindDeployment {
+		if inj, has := ns.Labels[mesh.LabelInjection]; has {
+			return inj == "enabled" && tag == "default"
+		}
+		if selected == "" {
+			selected = g.RevisionLabel
+		}
+	} else if g.HasRevisionLabel() {
+		selected = g.RevisionLabel
 	}
-	if ns, ok := s.Namespace(g.Namespace); ok && ns.Labels[mesh.LabelRev] != "" {
-		return ns.Labels[mesh.LabelRev] == tag
-	}
-	return tag == "default"
+	return selected == tag || selected == "" && tag == "default"
 }
 
 func isGatewayDeployment(s *mesh.Snapshot, w mesh.Workload) bool {

@@ -149,3 +149,96 @@ func TestRenderMatchesTheChartsShape(t *testing.T) {
 		t.Errorf("outside istio-system the namespace is a suffix: %s", n)
 	}
 }
+
+func TestASplitTagMovesEvenWhenItsWebhookPointsAtTheRevision(t *testing.T) {
+	s := canary()
+	for i := range s.Tags {
+		if s.Tags[i].Name == "prod" { // the docs' webhook-only command moved the webhook, not the Service
+			s.Tags[i].Revision, s.Tags[i].WebhookRevision, s.Tags[i].ServiceRevision = "1-31-4", "1-31-4", "1-30-3"
+		}
+	}
+	p, err := tags.MoveTag(s, "prod", "1-31-4", tags.MoveOptions{SkipRestart: true})
+	if err != nil {
+		t.Fatalf("MoveTag: %v", err)
+	}
+	var kinds []string
+	for _, o := range p.Steps[0].MoveTag.Objects {
+		kinds = append(kinds, o["kind"].(string))
+	}
+	if d := cmp.Diff([]string{"MutatingWebhookConfiguration", "Service"}, kinds); d != "" {
+		t.Errorf("the move re-renders both objects (-want +got):\n%s", d)
+	}
+}
+
+func TestBlastRadiusCountsWhatUsesTheTagsWaypoints(t *testing.T) {
+	wp := "shop-waypoint"
+	tests := []struct {
+		name      string
+		mutate    func(*mesh.Snapshot)
+		ambient   []string
+		services  []mesh.ObjectRef
+		workloads []mesh.ObjectRef
+	}{
+		{name: "a Service inherits its namespace's waypoint", ambient: []string{"shop"},
+			mutate:   func(s *mesh.Snapshot) { s.Services = []mesh.Service{{Namespace: "shop", Name: "cart"}} },
+			services: []mesh.ObjectRef{{Kind: "Service", Namespace: "shop", Name: "cart"}}},
+		{name: "a Service labelled none opts out of its namespace's waypoint", ambient: []string{"shop"},
+			mutate: func(s *mesh.Snapshot) {
+				s.Services = []mesh.Service{{Namespace: "shop", Name: "cart", Labels: map[string]string{mesh.LabelUseWaypoint: "none"}}}
+			}},
+		{name: "a Service in another namespace that names the waypoint brings its namespace along", ambient: []string{"legacy", "shop"},
+			mutate: func(s *mesh.Snapshot) {
+				s.Services = []mesh.Service{{Namespace: "legacy", Name: "ledger", Labels: map[string]string{mesh.LabelUseWaypoint: wp, mesh.LabelUseWaypointNamespace: "shop"}}}
+			},
+			services: []mesh.ObjectRef{{Kind: "Service", Namespace: "legacy", Name: "ledger"}}},
+		{name: "a Service naming another waypoint leaves the tag's", ambient: []string{"shop"},
+			mutate: func(s *mesh.Snapshot) {
+				s.Services = []mesh.Service{{Namespace: "shop", Name: "cart", Labels: map[string]string{mesh.LabelUseWaypoint: "other"}}}
+			}},
+		{name: "workloads inherit their namespace's waypoint when it takes workload traffic", ambient: []string{"shop"},
+			mutate: func(s *mesh.Snapshot) {
+				for i := range s.Gateways {
+					if s.Gateways[i].Name == wp {
+						s.Gateways[i].WaypointFor = "all"
+					}
+				}
+			},
+			workloads: []mesh.ObjectRef{{Kind: "Deployment", Namespace: "shop", Name: "cart"}, {Kind: "StatefulSet", Namespace: "shop", Name: "db"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := canary()
+			if tc.mutate != nil {
+				tc.mutate(s)
+			}
+			s.Normalize()
+			r, _ := tags.BlastRadius(s, "default")
+			got := []any{r.AmbientNamespaces, r.Services, r.WaypointWorkloads}
+			want := []any{tc.ambient, tc.services, tc.workloads}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("ambient namespaces, Services, workloads (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestAnEmptyRevisionLabelTiesAWaypointToTheDefaultTag(t *testing.T) {
+	s := canary()
+	for i := range s.Namespaces {
+		if s.Namespaces[i].Name == "shop" {
+			s.Namespaces[i].Labels[mesh.LabelRev] = "prod"
+		}
+	}
+	for i := range s.Gateways {
+		if s.Gateways[i].Name == "shop-waypoint" {
+			s.Gateways[i].RevisionLabelEmpty = true
+		}
+	}
+	s.Normalize()
+	def, _ := tags.BlastRadius(s, "default")
+	prod, _ := tags.BlastRadius(s, "prod")
+	want := []mesh.ObjectRef{{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint"}}
+	if !cmp.Equal(def.Waypoints, want) || len(prod.Waypoints) != 0 {
+		t.Errorf("default reaches %v, prod %v; the empty label ignores the namespace's prod", def.Waypoints, prod.Waypoints)
+	}
+}

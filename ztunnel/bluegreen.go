@@ -788,8 +788,8 @@ func (x *bg) pinBlue() {
 	if !v.Less(updateStrategyValue) {
 		set["updateStrategy"] = map[string]any{"type": "OnDelete", "rollingUpdate": nil}
 	}
-	if !v.Less(resourceNameFixed) {
-		set["resourceName"] = x.blue.Name // pinned: a default that changed across versions must not rename it
+	if !v.Less(resourceNameSince) {
+		set["resourceName"] = x.blue.Name // pinned: a default that changed across versions must not rename it (see ChartNames)
 	}
 	st := x.b.Upgrade(x.base+"pin-blue", fmt.Sprintf("pin ztunnel %s to the nodes that are not %s=%s (node affinity, updateStrategy OnDelete)", x.blue.Name, x.label, x.greenVal),
 		"blue must stay off green nodes before green exists: two ztunnels on one node split its pods' traffic (istio-cni hands new pods to the newest)",
@@ -808,15 +808,17 @@ func (x *bg) istiodReleases() []mesh.HelmRelease {
 	return x.b.Releases(x.s, "istiod")
 }
 
-// trustOf returns the ztunnel accounts an istiod release trusts: its values' env when set (the
-// chart renders a user env.CA_TRUSTED_NODE_ACCOUNTS instead of its own, istio/istio@1.30.3:
+// trustOf returns the ztunnel accounts an istiod release trusts: its values' CA_TRUSTED_NODE_ACCOUNTS
+// when set (the chart renders a user value instead of its own, istio/istio@1.30.3:
 // manifests/charts/istio-control/istio-discovery/templates/deployment.yaml), else what the running
 // revision trusts, else the chart's default <trustedZtunnelNamespace or release namespace>/<trustedZtunnelName or ztunnel>.
 func (x *bg) trustOf(h mesh.HelmRelease) []string {
-	if env, ok := h.Values["env"].(map[string]any); ok {
-		if t, ok := env["CA_TRUSTED_NODE_ACCOUNTS"].(string); ok {
-			return splitTrust(t)
-		}
+	env := h.Values
+	for _, k := range strings.Split(trustEnvKey(h, mesh.Version{}), ".") {
+		env, _ = env[k].(map[string]any)
+	}
+	if t, ok := env["CA_TRUSTED_NODE_ACCOUNTS"].(string); ok {
+		return splitTrust(t)
 	}
 	for _, r := range x.s.Revisions {
 		if r.HelmRelease == h.Name && r.Namespace == h.Namespace && !r.TrustedAccountsUnknown {
@@ -875,7 +877,8 @@ func (x *bg) trust(both bool) {
 		if r, ok := x.s.Revision(rev); ok {
 			checks = append(checks, steps.DeploymentReady(r.Namespace, r.Deployment))
 		}
-		x.b.Add(x.b.Upgrade(id, desc, reason, h, v, map[string]any{"env": map[string]any{"CA_TRUSTED_NODE_ACCOUNTS": strings.Join(want, ",")}}, plan.RiskMedium, checks...))
+		set := envValues(trustEnvKey(h, v), "CA_TRUSTED_NODE_ACCOUNTS", strings.Join(want, ","))
+		x.b.Add(x.b.Upgrade(id, desc, reason, h, v, set, plan.RiskMedium, checks...))
 	}
 }
 

@@ -491,3 +491,40 @@ func TestPlacementChecks(t *testing.T) {
 		})
 	}
 }
+
+func TestBlueGreenTrustGoesWhereTheChartReadsIt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   []string // the path of CA_TRUSTED_NODE_ACCOUNTS in the trust step's values
+	}{
+		{name: "a release without a trust value gets env", values: map[string]any{"revision": "1-30-3"}, want: []string{"env"}},
+		{name: "a release that set it under pilot.env keeps it there, since pilot.* wins",
+			values: map[string]any{"revision": "1-30-3", "pilot": map[string]any{"env": map[string]any{"CA_TRUSTED_NODE_ACCOUNTS": "istio-system/ztunnel"}}},
+			want:   []string{"pilot", "env"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := karpenterMesh()
+			for i := range s.HelmReleases {
+				if s.HelmReleases[i].Chart == "istiod" {
+					s.HelmReleases[i].Values = tc.values
+				}
+			}
+			p, err := ztunnel.BlueGreenZtunnel(s, ztunnel.BlueGreenOptions{Target: v("1.30.3")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := p.Step("ztunnel/bluegreen/trust/istiod-1-30-3")
+			if !ok {
+				t.Fatalf("no trust step: %v", ids(p))
+			}
+			m := st.HelmUpgrade.Values
+			for _, k := range tc.want {
+				m, _ = m[k].(map[string]any)
+			}
+			if m["CA_TRUSTED_NODE_ACCOUNTS"] != "istio-system/ztunnel,ztunnel-green/ztunnel-green" {
+				t.Errorf("values %v: no trust list under %v", st.HelmUpgrade.Values, tc.want)
+			}
+		})
+	}
+}

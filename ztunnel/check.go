@@ -2,6 +2,7 @@ package ztunnel
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,8 +20,6 @@ type CheckOptions struct {
 var (
 	// resourceNameFixed: the ztunnel chart's resourceName works from 1.25.1 (1.25.0 kept serviceAccountName: ztunnel).
 	resourceNameFixed = mesh.Version{Major: 1, Minor: 25, Patch: 1}
-	// trustedNameValue: istiod's trustedZtunnelName value exists from 1.25.2.
-	trustedNameValue = mesh.Version{Major: 1, Minor: 25, Patch: 2}
 )
 
 // Check applies the ztunnel rules and returns findings in no particular order.
@@ -161,24 +160,29 @@ func checkTrust(s *mesh.Snapshot) []plan.Finding {
 		if r.TrustedAccountsUnknown {
 			out = append(out, plan.Finding{Code: plan.CodeTrustedAccountsUnknown, Severity: plan.Waivable, Object: ref, Component: "istiod/" + r.Name,
 				Message: fmt.Sprintf("istiod %q reads CA_TRUSTED_NODE_ACCOUNTS from a ConfigMap or Secret; which ztunnels it trusts cannot be checked", r.Name),
-				Remedy:  "set the variable through the chart (trustedZtunnelNamespace/trustedZtunnelName) or waive after checking it by hand"})
+				Remedy:  "set the list through the istiod chart (value env.CA_TRUSTED_NODE_ACCOUNTS: every ztunnel account, comma-separated, no spaces) or waive after checking it by hand"})
 			continue
 		}
+		var untrusted []mesh.Ztunnel
 		for _, z := range s.Ztunnels {
-			if TrustedBy(r, z) {
-				continue
+			if !TrustedBy(r, z) {
+				untrusted = append(untrusted, z)
 			}
-			sev := plan.Waivable
-			if rev, ok := s.ZtunnelRevision(z); !ok || rev == r.Name {
-				sev = plan.Blocking
+		}
+		if len(untrusted) > 0 {
+			list := TrustList(r, untrusted...)
+			remedy := trustRemedy(s, r, list)
+			for _, z := range untrusted {
+				sev := plan.Waivable
+				if rev, ok := s.ZtunnelRevision(z); !ok || rev == r.Name {
+					sev = plan.Blocking
+				}
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelNotTrusted, Severity: sev, Object: z.Ref(), Component: component(z),
+					Message: fmt.Sprintf("istiod %q does not trust ztunnel service account %q (trusts %v); its certificate requests for workloads are refused", r.Name, z.Account(), r.TrustedZtunnelAccounts),
+					Remedy:  remedy,
+					Related: []mesh.ObjectRef{ref},
+					Details: map[string]string{"revision": r.Name, "account": z.Account(), "trustList": strings.Join(list, ",")}})
 			}
-			remedy := fmt.Sprintf("add %q to istiod's trust list: helm upgrade with --set trustedZtunnelNamespace=%s --set trustedZtunnelName=%s", z.Account(), z.Namespace, z.ServiceAccount)
-			if !r.Version.IsZero() && r.Version.Less(trustedNameValue) {
-				remedy = fmt.Sprintf("istiod %s has no trustedZtunnelName value (it needs %s); set env CA_TRUSTED_NODE_ACCOUNTS to include %q", r.Version, trustedNameValue, z.Account())
-			}
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelNotTrusted, Severity: sev, Object: z.Ref(), Component: component(z),
-				Message: fmt.Sprintf("istiod %q does not trust ztunnel service account %q (trusts %v); its certificate requests for workloads are refused", r.Name, z.Account(), r.TrustedZtunnelAccounts),
-				Remedy:  remedy})
 		}
 		for _, a := range r.TrustedZtunnelAccounts {
 			if !running[a] {
@@ -189,6 +193,102 @@ func checkTrust(s *mesh.Snapshot) []plan.Finding {
 		}
 	}
 	return out
+}
+
+// TrustList returns the trust list revision r needs so that it also trusts the given ztunnels: what
+// it trusts now, in its order, then each ztunnel's account it lacks. The list replaces
+// CA_TRUSTED_NODE_ACCOUNTS as a whole, so it must name every account; the chart values
+// trustedZtunnelNamespace and trustedZtunnelName hold a single account, and setting them to a new
+// ztunnel would stop istiod trusting the one that runs.
+func TrustList(r mesh.Revision, zs ...mesh.Ztunnel) []string {
+	list := append([]string(nil), r.TrustedZtunnelAccounts...)
+	for _, z := range zs {
+		if !slices.Contains(list, z.Account()) {
+			list = append(list, z.Account())
+		}
+	}
+	return list
+}
+
+// legacyEnvPrefix: istiod charts before 1.24 read env from .Values.pilot.env only
+// (istio/istio@1.23.0: manifests/charts/istio-control/istio-discovery/templates/deployment.yaml).
+var legacyEnvPrefix = mesh.Version{Major: 1, Minor: 24}
+
+// trustRemedy is the one command that sets revision r's trust list to list.
+//
+// The istiod chart writes CA_TRUSTED_NODE_ACCOUNTS as "<trustedZtunnelNamespace>/<trustedZtunnelName>"
+// only when the user value env.CA_TRUSTED_NODE_ACCOUNTS is unset, and renders every env entry after
+// it, so the user value wins (istio/istio@1.30.3 and @release-1.31:
+// manifests/charts/istio-control/istio-discovery/templates/deployment.yaml; pilot.* is merged over
+// the top level, templates/zzy_descope_legacy.yaml, so a pilot.env entry would win over env). istiod
+// splits the value on "," and each entry on "/" without trimming (pilot/pkg/features/security.go,
+// same versions), so the list has no spaces. Helm's --set splits on commas (helm.sh/helm/v3@v3.22.0:
+// pkg/strvals/parser.go); --set-json takes the list as one JSON string, and survives Markdown, which
+// would drop the backslash of an escaped comma.
+func trustRemedy(s *mesh.Snapshot, r mesh.Revision, list []string) string {
+	value := strings.Join(list, ",")
+	h, ok := istiodRelease(s, r)
+	if !ok {
+		return fmt.Sprintf("istiod %q has no Helm release in the snapshot; set the whole list on its Deployment the way it was installed, e.g. kubectl -n %s set env deployment/%s CA_TRUSTED_NODE_ACCOUNTS=%s",
+			r.Name, r.Namespace, r.Deployment, value)
+	}
+	key := trustEnvKey(h, r.Version) + ".CA_TRUSTED_NODE_ACCOUNTS"
+	version := h.ChartVersion
+	if version == "" && !r.Version.IsZero() {
+		version = r.Version.String()
+	}
+	cmd := fmt.Sprintf("helm upgrade %s istio/istiod -n %s", h.Name, h.Namespace)
+	if version != "" {
+		cmd += " --version " + version
+	}
+	return fmt.Sprintf("trust every ztunnel at once (trustedZtunnelNamespace/trustedZtunnelName hold one account and would drop the running one): %s --reuse-values --set-json '%s=\"%s\"'",
+		cmd, key, value)
+}
+
+// trustEnvKey is where an istiod release's values set CA_TRUSTED_NODE_ACCOUNTS so that the chart
+// renders it: "env", or "pilot.env" on charts before 1.24 and on releases that set it there already
+// (see trustRemedy). v is the release's chart version when known.
+func trustEnvKey(h mesh.HelmRelease, v mesh.Version) string {
+	if cv, err := mesh.ParseVersion(h.ChartVersion); err == nil {
+		v = cv
+	}
+	if pilot, _ := h.Values["pilot"].(map[string]any); (!v.IsZero() && v.Less(legacyEnvPrefix)) || hasKey(pilot["env"], "CA_TRUSTED_NODE_ACCOUNTS") {
+		return "pilot.env"
+	}
+	return "env"
+}
+
+// envValues returns the values that set one env entry under key ("env" or "pilot.env").
+func envValues(key, name, value string) map[string]any {
+	env := map[string]any{"env": map[string]any{name: value}}
+	if key == "pilot.env" {
+		return map[string]any{"pilot": env}
+	}
+	return env
+}
+
+func hasKey(m any, key string) bool {
+	mm, ok := m.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, has := mm[key]
+	return has
+}
+
+// istiodRelease finds the Helm release that installed revision r.
+func istiodRelease(s *mesh.Snapshot, r mesh.Revision) (mesh.HelmRelease, bool) {
+	if r.HelmRelease == "" {
+		return mesh.HelmRelease{}, false
+	}
+	for _, ns := range []string{r.Namespace, ""} {
+		for _, h := range s.HelmReleases {
+			if h.Name == r.HelmRelease && (ns == "" || h.Namespace == ns) {
+				return h, true
+			}
+		}
+	}
+	return mesh.HelmRelease{}, false
 }
 
 func checkNodes(s *mesh.Snapshot) []plan.Finding {

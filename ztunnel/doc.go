@@ -9,6 +9,9 @@
 // through the Eviction API, replace the ztunnel pod, wait until it is ready, uncordon, health gate)
 // or InPlace (the DaemonSet rolls; long-lived connections on every node are reset). Replacing ztunnel
 // resets the connections of every pod on a node, which is why node by node drains each node first.
+// Every upgrade pins the chart's resourceName to the running DaemonSet's name (ChartNames says what
+// each chart version would name it), so that no hop renames the DaemonSet and its account; the
+// trust remedy (TrustList) always sets istiod's whole trust list, never a single account.
 //
 // Everything here is pure: a snapshot in, findings and plan steps out (through steps.Builder).
 package ztunnel

@@ -50,8 +50,11 @@ func DrainTime(grace int64) int64 {
 
 // PlanUpgrade adds the steps that move every ztunnel DaemonSet of the snapshot to opts.Target with the
 // chosen strategy. A ztunnel pinned to a revision moves to opts.Revision in the same upgrade, so it
-// restarts once. A ztunnel without a Helm release is left alone (a finding says so). Charts older than
-// 1.26 have no updateStrategy value: node by node falls back to in place there, and the step says so.
+// restarts once. Every upgrade to a chart with the resourceName value (1.25+) pins it to the running
+// DaemonSet's name, so no hop renames it; an upgrade that would rename it anyway gets a blocking
+// finding (see ChartNames). A ztunnel without a Helm release is left alone (a finding says so).
+// Charts older than 1.26 have no updateStrategy value: node by node falls back to in place there,
+// and the step says so.
 func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error {
 	strategy := opts.strategy()
 	if err := strategy.Validate(); err != nil {
@@ -73,6 +76,7 @@ func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error 
 				Message: fmt.Sprintf("ztunnel %s is pinned to revision %s (the chart points it at istiod-%s); switching it to %s restarts ztunnel on every node", z.Name, z.Revision, z.Revision, opts.Revision),
 				Remedy:  "the plan folds the switch into the ztunnel upgrade so ztunnel restarts once; the old revision is removed only after"})
 		}
+		pinName(b, s, z, h, opts.Target, set)
 		nbn, nodeByNode := strategy.(NodeByNode)
 		if nodeByNode && !opts.Target.Less(updateStrategyValue) {
 			planNodeByNode(b, s, z, h, opts, nbn, set)
@@ -126,6 +130,9 @@ func planNodeByNode(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.H
 	b.Add(st)
 	nodeWaves(b, s, z, opts, nbn)
 	restoreSet := map[string]any{"updateStrategy": nil}
+	if rn, pinned := set["resourceName"]; pinned {
+		restoreSet["resourceName"] = rn
+	}
 	if prev, had := h.Values["updateStrategy"]; had {
 		restoreSet["updateStrategy"] = prev
 	}

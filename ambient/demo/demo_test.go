@@ -36,9 +36,9 @@ func TestDemoControlPlane(t *testing.T) {
 			TrustedZtunnelAccounts: []string{"istio-system/ztunnel"}, HelmRelease: "istiod-1-30-3"}}},
 		{"the default revision is 1-30-3", s.DefaultRevision, "1-30-3"},
 		{"three tags, each with a webhook and a Service, all pointing at 1-30-3", s.Tags, []mesh.Tag{
-			{Name: "canary", Revision: "1-30-3", Webhook: "istio-revision-tag-canary", Service: "istiod-revision-tag-canary", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
-			{Name: "default", Revision: "1-30-3", Webhook: "istio-revision-tag-default", Service: "istiod-revision-tag-default", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
-			{Name: "prod-stable", Revision: "1-30-3", Webhook: "istio-revision-tag-prod-stable", Service: "istiod-revision-tag-prod-stable", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
+			{Name: "canary", Revision: "1-30-3", WebhookRevision: "1-30-3", ServiceRevision: "1-30-3", Webhook: "istio-revision-tag-canary", Service: "istiod-revision-tag-canary", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
+			{Name: "default", Revision: "1-30-3", WebhookRevision: "1-30-3", ServiceRevision: "1-30-3", Webhook: "istio-revision-tag-default", Service: "istiod-revision-tag-default", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
+			{Name: "prod-stable", Revision: "1-30-3", WebhookRevision: "1-30-3", ServiceRevision: "1-30-3", Webhook: "istio-revision-tag-prod-stable", Service: "istiod-revision-tag-prod-stable", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-30-3"},
 		}},
 		{"four injectors: the revision's own and one per tag", injectorSelects(s), map[string][]string{
 			"istio-sidecar-injector-1-30-3":  {"istio.io/rev=1-30-3"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -43,6 +44,7 @@ func (s *Snapshot) Normalize() {
 	sort.Slice(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) })
 	for i := range s.Gateways {
 		sortVersions(s.Gateways[i].Versions)
+		sort.Strings(s.Gateways[i].Owners)
 	}
 	sort.Slice(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name })
 	sort.Slice(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) })
@@ -134,7 +136,13 @@ func (s *Snapshot) Fingerprint() string {
 		v.Trust[r.Name] = r.TrustedZtunnelAccounts
 	}
 	for _, t := range c.Tags {
-		v.Tags = append(v.Tags, t.Name+"->"+t.Revision)
+		e := t.Name + "->" + t.Revision
+		if t.Split() { // only then, so that fingerprints of agreeing tags stay as they were
+			w, _ := t.WebhookPointsAt()
+			svc, _ := t.ServicePointsAt()
+			e += " webhook=" + w + " service=" + svc
+		}
+		v.Tags = append(v.Tags, e)
 	}
 	if c.CNI != nil {
 		v.CNI = c.CNI.Namespace + "/" + c.CNI.Name + "@" + c.CNI.Version.String()
@@ -149,6 +157,9 @@ func (s *Snapshot) Fingerprint() string {
 		line := g.Ref().String() + " rev=" + g.Revision
 		if g.Waypoint && g.WaypointFor != "" {
 			line += " for=" + g.WaypointFor
+		}
+		if len(g.Owners) > 1 {
+			line += " owners=" + strings.Join(g.Owners, ",")
 		}
 		v.Gateways = append(v.Gateways, line)
 	}

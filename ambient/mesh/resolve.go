@@ -83,17 +83,13 @@ func (s *Snapshot) DefaultOwner() string {
 	return ""
 }
 
-// OwnerOf returns the revision that owns an object (Gateway, waypoint, namespace-scoped resource) with
-// the given own istio.io/rev label in a namespace: the object's label, else the namespace's, else the
-// default owner.
+// OwnerOf returns the revision that owns a Gateway API object with the given own istio.io/rev label
+// in a namespace ("" meaning no label): the one revision that claims it (Claims), or, when several
+// do, the one the object's label, else its namespace's, else the default owner names. It cannot tell
+// an empty label from none; Gateway owners come from GatewayOwners, which can.
 func (s *Snapshot) OwnerOf(namespace, revLabel string) string {
-	if revLabel != "" {
-		return s.ResolveRevision(revLabel)
-	}
-	if ns, ok := s.Namespace(namespace); ok && ns.Labels[LabelRev] != "" {
-		return s.ResolveRevision(ns.Labels[LabelRev])
-	}
-	return s.DefaultOwner()
+	owner, _ := s.GatewayOwners(Gateway{Kind: GatewayKindAPI, Namespace: namespace, RevisionLabel: revLabel})
+	return owner
 }
 
 // ZtunnelRevision returns the revision a ztunnel connects to: its istio.io/rev annotation, else the

@@ -135,11 +135,19 @@ func (r Revision) Ready() bool {
 	return r.Replicas > 0 && r.ReadyReplicas >= r.Replicas && r.ObservedCurrent
 }
 
-// Tag is a revision tag: a name that injection and gateway ownership resolve to a revision.
+// Tag is a revision tag: a name that injection and gateway ownership resolve to a revision. From
+// Istio 1.28 a tag is two objects, the webhook configuration and the Service, each naming a revision
+// with its istio.io/rev label; they can disagree (WebhookPointsAt, ServicePointsAt).
 type Tag struct {
 	Name string `json:"name"`
-	// Revision the tag points at (istio.io/rev label of its webhook configuration or Service).
+	// Revision the tag points at: the istio.io/rev label of its webhook configuration, or of its
+	// Service when it has no webhook configuration (or one without the label).
 	Revision string `json:"revision"`
+	// WebhookRevision and ServiceRevision are the istio.io/rev labels of the webhook configuration
+	// and of the Service, each empty when that object does not exist (or, in snapshots made before
+	// they were recorded, when unknown: see WebhookPointsAt).
+	WebhookRevision string `json:"webhookRevision,omitempty"`
+	ServiceRevision string `json:"serviceRevision,omitempty"`
 	// Webhook is the MutatingWebhookConfiguration name (istio-revision-tag-<tag>), empty if only a
 	// Service exists.
 	Webhook string `json:"webhook,omitempty"`
@@ -150,6 +158,79 @@ type Tag struct {
 	// TargetService is the Service the webhook calls ("namespace/name"), which should be the
 	// revision's istiod.
 	TargetService string `json:"targetService,omitempty"`
+	// WebhookRelease and ServiceRelease are the Helm releases that own each object (annotations
+	// meta.helm.sh/release-name and meta.helm.sh/release-namespace), nil when Helm does not own it.
+	// An istiod release renders the tags of its revisionTags value, and uninstalling it deletes
+	// them, wherever they point by then.
+	WebhookRelease *ReleaseRef `json:"webhookRelease,omitempty"`
+	ServiceRelease *ReleaseRef `json:"serviceRelease,omitempty"`
+}
+
+// ReleaseRef names a Helm release.
+type ReleaseRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String prints "namespace/name".
+func (r ReleaseRef) String() string { return r.Namespace + "/" + r.Name }
+
+// OwnedBy reports whether the release owns the tag's webhook configuration or its Service.
+func (t Tag) OwnedBy(namespace, release string) bool {
+	for _, r := range []*ReleaseRef{t.WebhookRelease, t.ServiceRelease} {
+		if r != nil && r.Namespace == namespace && r.Name == release {
+			return true
+		}
+	}
+	return false
+}
+
+// WebhookPointsAt returns the revision the tag's webhook configuration names, and false when the
+// tag has no webhook configuration. Without WebhookRevision (older snapshots) it is Revision.
+func (t Tag) WebhookPointsAt() (string, bool) {
+	if t.Webhook == "" {
+		return "", false
+	}
+	if t.WebhookRevision != "" {
+		return t.WebhookRevision, true
+	}
+	return t.Revision, true
+}
+
+// ServicePointsAt returns the revision the tag's Service names, and false when the tag has no
+// Service. Without ServiceRevision (older snapshots) it is Revision.
+func (t Tag) ServicePointsAt() (string, bool) {
+	if t.Service == "" {
+		return "", false
+	}
+	if t.ServiceRevision != "" {
+		return t.ServiceRevision, true
+	}
+	return t.Revision, true
+}
+
+// Split reports whether the tag's webhook configuration and Service name different revisions.
+func (t Tag) Split() bool {
+	w, hasWebhook := t.WebhookPointsAt()
+	svc, hasService := t.ServicePointsAt()
+	return hasWebhook && hasService && w != svc
+}
+
+// PointsAt reports whether either object of the tag names revision rev.
+func (t Tag) PointsAt(rev string) bool {
+	w, hasWebhook := t.WebhookPointsAt()
+	svc, hasService := t.ServicePointsAt()
+	return hasWebhook && w == rev || hasService && svc == rev || !hasWebhook && !hasService && t.Revision == rev
+}
+
+// WebhookRef names the tag's webhook configuration; ServiceRef its Service.
+func (t Tag) WebhookRef() ObjectRef {
+	return ObjectRef{Kind: "MutatingWebhookConfiguration", Name: t.Webhook}
+}
+
+// ServiceRef names the tag's Service.
+func (t Tag) ServiceRef() ObjectRef {
+	return ObjectRef{Kind: "Service", Namespace: t.ServiceNamespace, Name: t.Service}
 }
 
 // Injector is one sidecar-injector MutatingWebhookConfiguration.
@@ -274,10 +355,21 @@ type Gateway struct {
 	Waypoint bool `json:"waypoint,omitempty"`
 	// WaypointFor is the istio.io/waypoint-for label.
 	WaypointFor string `json:"waypointFor,omitempty"`
-	// RevisionLabel is the object's own istio.io/rev label.
+	// RevisionLabel is the object's own istio.io/rev label (for a gateway-chart Deployment, its pod
+	// template's).
 	RevisionLabel string `json:"revisionLabel,omitempty"`
-	// Revision is the revision that owns it by istiod's rules, empty when none does.
+	// RevisionLabelEmpty is true when the object carries the istio.io/rev label with an empty value.
+	// istiod reads a present label as set, even empty, and then never looks at the namespace's
+	// (HasRevisionLabel).
+	RevisionLabelEmpty bool `json:"revisionLabelEmpty,omitempty"`
+	// Revision is the revision that owns it by istiod's rules, empty when none does; when several
+	// do (Owners), the one a default tag, else a revision named default, else the default revision
+	// would pick.
 	Revision string `json:"revision,omitempty"`
+	// Owners are every revision that owns it, sorted (see Snapshot.GatewayOwners): more than one
+	// means two istiods both deploy a Gateway API gateway, or a gateway-chart Deployment runs pods
+	// injected by two revisions.
+	Owners []string `json:"owners,omitempty"`
 	// Versions are the proxy versions of its running pods, sorted.
 	Versions []Version `json:"versions,omitempty"`
 	// Pods and ReadyPods of its deployment.
@@ -292,6 +384,34 @@ type Gateway struct {
 func (g Gateway) Ref() ObjectRef {
 	return ObjectRef{Kind: g.Kind, Namespace: g.Namespace, Name: g.Name}
 }
+
+// HasRevisionLabel reports whether the object carries the istio.io/rev label, even empty.
+func (g Gateway) HasRevisionLabel() bool { return g.RevisionLabel != "" || g.RevisionLabelEmpty }
+
+// OwnedBy reports whether revision rev owns the gateway: it is among Owners, or, in a snapshot
+// without Owners, it is Revision.
+func (g Gateway) OwnedBy(rev string) bool {
+	if len(g.Owners) == 0 {
+		return rev != "" && g.Revision == rev
+	}
+	for _, o := range g.Owners {
+		if o == rev {
+			return true
+		}
+	}
+	return false
+}
+
+// ServesServices reports whether a waypoint takes Service-addressed traffic (istio.io/waypoint-for
+// service, the default, or all); ServesWorkloads whether it takes workload-addressed traffic
+// (workload or all). istio/istio@release-1.31: pilot/pkg/serviceregistry/ambient/waypoints.go,
+// fetchWaypointForService and fetchWaypointForWorkload.
+func (g Gateway) ServesServices() bool {
+	return g.WaypointFor == "" || g.WaypointFor == "service" || g.WaypointFor == "all"
+}
+
+// ServesWorkloads reports whether a waypoint takes workload-addressed traffic.
+func (g Gateway) ServesWorkloads() bool { return g.WaypointFor == "workload" || g.WaypointFor == "all" }
 
 // Mesh labels on namespaces and pods.
 const (

@@ -63,6 +63,16 @@ func TestFingerprintFollowsWhatPlansDependOn(t *testing.T) {
 	if a.Fingerprint() == c.Fingerprint() {
 		t.Fatal("a ztunnel version change must change the fingerprint")
 	}
+	d := meshtest.Healthy("1.30.3", 3)
+	d.Tags[1].ServiceRevision = "other" // only the Service of tag prod moved
+	if a.Fingerprint() == d.Fingerprint() {
+		t.Fatal("a tag's Service pointing elsewhere than its webhook must change the fingerprint")
+	}
+	e := meshtest.Healthy("1.30.3", 3)
+	e.Gateways[1].Owners = []string{"1-30-3", "default"}
+	if a.Fingerprint() == e.Fingerprint() {
+		t.Fatal("a second revision claiming a gateway must change the fingerprint")
+	}
 }
 
 func TestOwnershipFollowsIstiodRules(t *testing.T) {

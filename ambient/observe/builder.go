@@ -470,7 +470,8 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 		target = webhookTarget(m.Webhooks[0].ClientConfig)
 	}
 	if tag, ok := m.Labels[labelTag]; ok && tag != "" {
-		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], Webhook: m.Name, TargetService: target})
+		b.tagWebhooks = append(b.tagWebhooks, mesh.Tag{Name: tag, Revision: m.Labels[labelRev], WebhookRevision: m.Labels[labelRev], Webhook: m.Name, TargetService: target,
+			WebhookRelease: owningRelease(m)})
 		b.noteRelease(m, "") // tags rendered through an istiod release's revisionTags belong to it
 	}
 	injector := false
@@ -550,7 +551,26 @@ func (b *builder) addService(s *corev1.Service) {
 		tag = strings.TrimPrefix(s.Name, tagServicePrefix)
 	}
 	b.noteRelease(s, "")
-	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace})
+	b.tagServices = append(b.tagServices, mesh.Tag{Name: tag, Revision: s.Labels[labelRev], ServiceRevision: s.Labels[labelRev], Service: s.Name, ServiceNamespace: s.Namespace,
+		ServiceRelease: owningRelease(s)})
+}
+
+// owningRelease is the Helm release that owns an object: the annotations Helm writes on every
+// object it installs (helm.sh/helm/v3@v3.22.0: pkg/action/validate.go, setMetadataVisitor), and
+// which it checks before adopting one. The app.kubernetes.io/instance label alone proves nothing:
+// helm template renders it too, and the docs apply tag objects that way. The release namespace
+// defaults to the object's own (a cluster-scoped object has none, so the owner is then unknown).
+func owningRelease(o metav1.Object) *mesh.ReleaseRef {
+	ann := o.GetAnnotations()
+	name := ann[annotationRelease]
+	ns := ann[annotationReleaseNamespace]
+	if ns == "" {
+		ns = o.GetNamespace()
+	}
+	if name == "" || ns == "" {
+		return nil
+	}
+	return &mesh.ReleaseRef{Namespace: ns, Name: name}
 }
 
 // ---- PodDisruptionBudgets -----------------------------------------------------------------------

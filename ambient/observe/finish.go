@@ -41,9 +41,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.
-	for i := range s.Gateways {
-		s.Gateways[i].Revision = s.OwnerOf(s.Gateways[i].Namespace, s.Gateways[i].RevisionLabel)
-	}
+	s.ResolveGatewayOwners()
 	return s, nil
 }
 
@@ -105,7 +103,11 @@ func (b *builder) finishNodeAgents(s *mesh.Snapshot) {
 	}
 }
 
-// tags merges tag webhooks and tag Services by tag name.
+// tags merges tag webhooks and tag Services by tag name. Each object's revision is kept
+// (WebhookRevision, ServiceRevision): istiod 1.28+ counts both (istio/istio@1.30.3 and
+// @release-1.31: pkg/revisions/tag_watcher.go, GetMyTags), so a tag whose two objects disagree is
+// claimed by two revisions, and no preference between them may hide that. Revision prefers the
+// webhook's label, as before.
 func (b *builder) tags() []mesh.Tag {
 	sort.Slice(b.tagWebhooks, func(i, j int) bool { return b.tagWebhooks[i].Webhook < b.tagWebhooks[j].Webhook })
 	sort.Slice(b.tagServices, func(i, j int) bool {
@@ -132,7 +134,7 @@ func (b *builder) tags() []mesh.Tag {
 		if t.Service != "" {
 			continue
 		}
-		t.Service, t.ServiceNamespace = svc.Service, svc.ServiceNamespace
+		t.Service, t.ServiceNamespace, t.ServiceRevision, t.ServiceRelease = svc.Service, svc.ServiceNamespace, svc.ServiceRevision, svc.ServiceRelease
 		if t.Revision == "" {
 			t.Revision = svc.Revision
 		}

@@ -171,6 +171,9 @@ func (b *builder) addGateway(u *unstructured.Unstructured) {
 		WaypointFor:   labels[mesh.LabelWaypointFor],
 		RevisionLabel: labels[labelRev],
 	}
+	if v, present := labels[labelRev]; present && v == "" {
+		g.RevisionLabelEmpty = true // present but empty still counts (IsMine)
+	}
 	g.Waypoint = g.Class == waypointClass || g.WaypointFor != ""
 	b.apiGateways = append(b.apiGateways, g)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -316,8 +317,8 @@ metadata: {name: istiod-default-validator, labels: {istio.io/rev: 1-29-2}}
 func TestTagsInjectorsAndDefaultRevision(t *testing.T) {
 	s := mustObserve(t, webhooks)
 	wantTags := []mesh.Tag{
-		{Name: "legacy", Revision: "1-28-0", Service: "istiod-revision-tag-legacy", ServiceNamespace: "istio-system"},
-		{Name: "stable", Revision: "1-29-2", Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable",
+		{Name: "legacy", Revision: "1-28-0", ServiceRevision: "1-28-0", Service: "istiod-revision-tag-legacy", ServiceNamespace: "istio-system"},
+		{Name: "stable", Revision: "1-29-2", WebhookRevision: "1-29-2", ServiceRevision: "1-29-2", Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable",
 			ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-29-2"},
 	}
 	if d := cmp.Diff(wantTags, s.Tags); d != "" {
@@ -335,6 +336,51 @@ func TestTagsInjectorsAndDefaultRevision(t *testing.T) {
 	}
 	if s.DefaultRevision != "1-29-2" {
 		t.Errorf("default revision = %q, want 1-29-2", s.DefaultRevision)
+	}
+}
+
+// TestATagWhoseObjectsDisagreeKeepsBothRevisions: what the docs' webhook-only command leaves behind
+// (istioctl or helm template of revision-tags-mwc.yaml alone) is a tag Service still naming the old
+// revision.
+func TestATagWhoseObjectsDisagreeKeepsBothRevisions(t *testing.T) {
+	s := mustObserve(t, strings.Replace(webhooks,
+		"name: istiod-revision-tag-stable, namespace: istio-system, labels: {istio.io/tag: stable, istio.io/rev: 1-29-2}",
+		"name: istiod-revision-tag-stable, namespace: istio-system, labels: {istio.io/tag: stable, istio.io/rev: 1-28-0}", 1))
+	tag, ok := s.Tag("stable")
+	if !ok {
+		t.Fatal("tag stable is missing")
+	}
+	want := mesh.Tag{Name: "stable", Revision: "1-29-2", WebhookRevision: "1-29-2", ServiceRevision: "1-28-0",
+		Webhook: "istio-revision-tag-stable", Service: "istiod-revision-tag-stable", ServiceNamespace: "istio-system", TargetService: "istio-system/istiod-1-29-2"}
+	if d := cmp.Diff(want, tag); d != "" {
+		t.Errorf("tag (-want +got):\n%s", d)
+	}
+	if !tag.Split() {
+		t.Error("a tag whose webhook and Service name different revisions is split")
+	}
+}
+
+// TestTagObjectsRecordTheHelmReleaseThatOwnsThem: Helm's annotations say who owns an object; the
+// app.kubernetes.io/instance label alone is also what helm template renders, so it owns nothing.
+func TestTagObjectsRecordTheHelmReleaseThatOwnsThem(t *testing.T) {
+	owned := strings.NewReplacer(
+		"metadata: {name: istio-revision-tag-stable, labels:",
+		"metadata: {name: istio-revision-tag-stable, annotations: {meta.helm.sh/release-name: istiod-1-29-2, meta.helm.sh/release-namespace: istio-system}, labels:",
+		"metadata: {name: istiod-revision-tag-stable, namespace: istio-system, labels:",
+		"metadata: {name: istiod-revision-tag-stable, namespace: istio-system, annotations: {meta.helm.sh/release-name: istiod-1-29-2}, labels:",
+		"metadata: {name: istiod-revision-tag-legacy, namespace: istio-system, labels: {",
+		"metadata: {name: istiod-revision-tag-legacy, namespace: istio-system, labels: {app.kubernetes.io/instance: istiod, app.kubernetes.io/managed-by: Helm, ",
+	).Replace(webhooks)
+	s := mustObserve(t, owned)
+	type owners struct{ Webhook, Service *mesh.ReleaseRef }
+	got := map[string]owners{}
+	for _, tag := range s.Tags {
+		got[tag.Name] = owners{tag.WebhookRelease, tag.ServiceRelease}
+	}
+	release := &mesh.ReleaseRef{Namespace: "istio-system", Name: "istiod-1-29-2"}
+	want := map[string]owners{"stable": {release, release}, "legacy": {}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("owning releases by tag (-want +got):\n%s", d)
 	}
 }
 
@@ -708,16 +754,39 @@ spec:
 func TestGatewayRules(t *testing.T) {
 	s := mustObserve(t, gateways)
 	want := []mesh.Gateway{
-		{Kind: "Deployment", Namespace: "edge", Name: "egress", RevisionLabel: "stable", Revision: "1-30-0", ManagedBy: "Helm", HelmRelease: "istio-egress"},
+		{Kind: "Deployment", Namespace: "edge", Name: "egress", RevisionLabel: "stable", Revision: "1-30-0", Owners: []string{"1-30-0"}, ManagedBy: "Helm", HelmRelease: "istio-egress"},
 		{Kind: "Gateway", Namespace: "edge", Name: "lost", Class: "istio", RevisionLabel: "gone"},
-		{Kind: "Gateway", Namespace: "edge", Name: "public", Class: "istio", Revision: "1-29-2", ManagedBy: "istio.io-gateway-controller",
+		{Kind: "Gateway", Namespace: "edge", Name: "public", Class: "istio", Revision: "1-29-2", Owners: []string{"1-29-2"}, ManagedBy: "istio.io-gateway-controller",
 			Versions: []mesh.Version{mesh.MustParseVersion("1.29.2"), mesh.MustParseVersion("1.30.0")}, Pods: 2, ReadyPods: 1},
-		{Kind: "Gateway", Namespace: "shop", Name: "pinned", Class: "istio", Waypoint: true, WaypointFor: "workload", RevisionLabel: "1-29-2", Revision: "1-29-2"},
-		{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint", Class: "istio-waypoint", Waypoint: true, Revision: "1-30-0"},
+		{Kind: "Gateway", Namespace: "shop", Name: "pinned", Class: "istio", Waypoint: true, WaypointFor: "workload", RevisionLabel: "1-29-2", Revision: "1-29-2", Owners: []string{"1-29-2"}},
+		{Kind: "Gateway", Namespace: "shop", Name: "shop-waypoint", Class: "istio-waypoint", Waypoint: true, Revision: "1-30-0", Owners: []string{"1-30-0"}},
 	}
 	if d := cmp.Diff(want, s.Gateways); d != "" {
 		t.Errorf("gateways (-want +got):\n%s", d)
 	}
+}
+
+// TestAnEmptyRevisionLabelOnAGatewayIsNotItsNamespaces: istiod's IsMine reads a present
+// istio.io/rev label even when empty and then never the namespace's (istio/istio@release-1.31:
+// pkg/revisions/tag_watcher.go); an empty value goes to the default owner, here the default
+// revision 1-29-2 (1.28+, no default tag), not to the namespace's tag stable (1-30-0).
+func TestAnEmptyRevisionLabelOnAGatewayIsNotItsNamespaces(t *testing.T) {
+	s := mustObserve(t, gateways+`---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: blank, namespace: shop, labels: {istio.io/rev: ""}}
+spec: {gatewayClassName: istio-waypoint}
+`)
+	for _, g := range s.Gateways {
+		if g.Name != "blank" {
+			continue
+		}
+		if !g.RevisionLabelEmpty || !g.HasRevisionLabel() || g.Revision != "1-29-2" || !cmp.Equal(g.Owners, []string{"1-29-2"}) {
+			t.Errorf("gateway blank: empty label %v, revision %q, owners %v; want an empty label owned by 1-29-2", g.RevisionLabelEmpty, g.Revision, g.Owners)
+		}
+		return
+	}
+	t.Fatal("gateway blank was not observed")
 }
 
 func TestGatewayAPIBundle(t *testing.T) {

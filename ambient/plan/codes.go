@@ -10,17 +10,28 @@ const (
 	CodeTargetSame           Code = "TARGET_EQUALS_CURRENT"
 	CodeVersionUnknown       Code = "COMPONENT_VERSION_UNKNOWN"
 	CodeVersionNewerThanData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
+	// CodeReleaseDataEstimated details: minor, field (a releases.Field), source (where the estimate
+	// came from), decided (the code of the finding it decided, or the hop). Object is
+	// ReleaseData <minor>/<field>.
+	CodeReleaseDataEstimated Code = "RELEASE_DATA_ESTIMATED"
 
 	// Control plane.
-	CodeIstiodMissing              Code = "ISTIOD_MISSING"
-	CodeIstiodNotReady             Code = "ISTIOD_NOT_READY"
-	CodeControlPlaneMixed          Code = "CONTROL_PLANE_VERSIONS_MIXED"
-	CodeInPlaceSkipsMinor          Code = "IN_PLACE_SKIPS_MINOR"
-	CodeRevisionSkipsTooMany       Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
-	CodeTagRevisionMissing         Code = "TAG_REVISION_MISSING"
-	CodeNamespaceRevMissing        Code = "NAMESPACE_REVISION_MISSING"
-	CodeDefaultRevisionMissing     Code = "DEFAULT_REVISION_MISSING"
-	CodeGatewayUnowned             Code = "GATEWAY_NOT_OWNED"
+	CodeIstiodMissing        Code = "ISTIOD_MISSING"
+	CodeIstiodNotReady       Code = "ISTIOD_NOT_READY"
+	CodeControlPlaneMixed    Code = "CONTROL_PLANE_VERSIONS_MIXED"
+	CodeInPlaceSkipsMinor    Code = "IN_PLACE_SKIPS_MINOR"
+	CodeRevisionSkipsTooMany Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
+	// CodeTagRevisionMissing details: tag, revision. Object is the tag object naming the revision,
+	// Related everything that follows the tag (revision.Followers).
+	CodeTagRevisionMissing Code = "TAG_REVISION_MISSING"
+	// CodeTagSplit details: tag, webhookRevision, serviceRevision. Object is the webhook
+	// configuration, Related the Service.
+	CodeTagSplit               Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
+	CodeNamespaceRevMissing    Code = "NAMESPACE_REVISION_MISSING"
+	CodeDefaultRevisionMissing Code = "DEFAULT_REVISION_MISSING"
+	CodeGatewayUnowned         Code = "GATEWAY_NOT_OWNED"
+	// CodeGatewayClaimedTwice details: owners (comma-separated revisions).
+	CodeGatewayClaimedTwice        Code = "GATEWAY_CLAIMED_BY_SEVERAL_REVISIONS"
 	CodeNamespaceInjectionConflict Code = "NAMESPACE_SIDECAR_AND_AMBIENT"
 
 	// Data plane against control plane.
@@ -42,8 +53,10 @@ const (
 	CodeNodeWithoutCNI       Code = "NODE_WITHOUT_CNI"
 
 	// ztunnel.
-	CodeZtunnelMissing             Code = "ZTUNNEL_MISSING"
-	CodeZtunnelSelectorOverlap     Code = "ZTUNNEL_SELECTOR_OVERLAP"
+	CodeZtunnelMissing         Code = "ZTUNNEL_MISSING"
+	CodeZtunnelSelectorOverlap Code = "ZTUNNEL_SELECTOR_OVERLAP"
+	// CodeZtunnelNotTrusted details: revision, account (the untrusted one), trustList (the whole
+	// comma-separated list the remedy sets).
 	CodeZtunnelNotTrusted          Code = "ZTUNNEL_NOT_TRUSTED"
 	CodeTrustedAccountStale        Code = "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"
 	CodeTrustedAccountsUnknown     Code = "TRUSTED_ACCOUNTS_UNREADABLE"
@@ -51,7 +64,10 @@ const (
 	CodeAmbientNodeNoZtunnel       Code = "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL"
 	CodeZtunnelControlPlaneUnknown Code = "ZTUNNEL_CONTROL_PLANE_UNKNOWN"
 	CodeZtunnelRenameUnsupported   Code = "ZTUNNEL_RENAME_NEEDS_NEWER_ISTIO"
-	CodeAmbientPodsNotRedirected   Code = "AMBIENT_PODS_NOT_REDIRECTED"
+	// CodeZtunnelUpgradeRenames details: daemonSet, newDaemonSet, serviceAccount, newServiceAccount,
+	// chartVersion, resourceName (the value the upgrade passes, "" when none).
+	CodeZtunnelUpgradeRenames    Code = "ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"
+	CodeAmbientPodsNotRedirected Code = "AMBIENT_PODS_NOT_REDIRECTED"
 
 	// Kubernetes, support and CRDs.
 	CodeKubernetesUnsupported        Code = "KUBERNETES_UNSUPPORTED_BY_TARGET"
@@ -67,13 +83,17 @@ const (
 	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
-	CodePDBBlocksDrain          Code = "PDB_BLOCKS_DRAIN"
-	CodeUnmanagedPodOnNode      Code = "UNMANAGED_POD_BLOCKS_DRAIN"
-	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"
-	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
+	CodePDBBlocksDrain        Code = "PDB_BLOCKS_DRAIN"
+	CodeUnmanagedPodOnNode    Code = "UNMANAGED_POD_BLOCKS_DRAIN"
+	CodeSettingDefaultChanges Code = "SETTING_DEFAULT_CHANGES"
+	CodeHelmReleaseMissing    Code = "HELM_RELEASE_MISSING"
+	// CodeHelmValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
+	// command that saves their records). Object is the release namespace, Related the releases.
+	CodeHelmValuesUnknown       Code = "HELM_RELEASE_VALUES_UNKNOWN"
 	CodeZtunnelRevisionSwitch   Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
 	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
 	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
+	CodeTagOwnedByOldRelease    Code = "TAG_OWNED_BY_OLD_RELEASE"
 	CodeConnectionsReset        Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
 
 	// Namespace migration.
@@ -114,15 +134,18 @@ var codeHelp = map[Code]string{
 	CodeTargetSame:                   "the control plane already runs the target",
 	CodeVersionUnknown:               "a component's version could not be read from its image",
 	CodeVersionNewerThanData:         "a running version is newer than the release data knows",
+	CodeReleaseDataEstimated:         "an estimated value of the release data decided a finding or the patch of an upgrade hop",
 	CodeIstiodMissing:                "no istiod Deployment was found",
 	CodeIstiodNotReady:               "an istiod revision has unready replicas",
 	CodeControlPlaneMixed:            "istiod revisions run different minors",
 	CodeInPlaceSkipsMinor:            "an in-place upgrade may move one minor at a time",
 	CodeRevisionSkipsTooMany:         "a revision (canary) upgrade may move at most two minors",
 	CodeTagRevisionMissing:           "a revision tag points at a revision with no istiod",
+	CodeTagSplit:                     "a tag's webhook configuration and Service point at different revisions, so both claim what follows it",
 	CodeNamespaceRevMissing:          "a namespace's istio.io/rev names neither a revision nor a tag",
 	CodeDefaultRevisionMissing:       "istiod-default-validator names a revision with no istiod",
 	CodeGatewayUnowned:               "no istiod revision owns a gateway or waypoint",
+	CodeGatewayClaimedTwice:          "several istiod revisions claim one Gateway API gateway or waypoint, and each deploys it",
 	CodeNamespaceInjectionConflict:   "a namespace selects sidecar injection and ambient at once",
 	CodeSidecarAhead:                 "sidecars run a newer version than their control plane",
 	CodeSidecarBehind:                "sidecars are more than one minor behind their control plane",
@@ -147,6 +170,7 @@ var codeHelp = map[Code]string{
 	CodeAmbientNodeNoZtunnel:         "a node runs ambient pods without a ready ztunnel",
 	CodeZtunnelControlPlaneUnknown:   "which istiod a ztunnel connects to cannot be told",
 	CodeZtunnelRenameUnsupported:     "a ztunnel with a custom name needs an Istio version that supports it",
+	CodeZtunnelUpgradeRenames:        "a ztunnel chart upgrade would rename the DaemonSet (replacing ztunnel on every node at once) or its service account",
 	CodeAmbientPodsNotRedirected:     "pods that should be in ambient carry no redirection annotation",
 	CodeKubernetesUnsupported:        "the target does not support the cluster's Kubernetes version",
 	CodeKubernetesTestedOnly:         "the target was tested, not supported, on the cluster's Kubernetes version",
@@ -163,9 +187,11 @@ var codeHelp = map[Code]string{
 	CodeUnmanagedPodOnNode:           "a pod without a controller runs on a node to drain; eviction deletes it for good",
 	CodeSettingDefaultChanges:        "a chart setting's default changes between the current and target versions",
 	CodeHelmReleaseMissing:           "a component was not installed with Helm, so the plan cannot upgrade it",
+	CodeHelmValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
 	CodeZtunnelRevisionSwitch:        "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
 	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
 	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",
+	CodeTagOwnedByOldRelease:         "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
 	CodeConnectionsReset:             "replacing ztunnel resets long-lived connections of pods on the node",
 
 	CodeMigrationNamespaceMissing:    "the namespace to migrate is not in the snapshot",

@@ -43,6 +43,12 @@ type Finding struct {
 	Component string `json:"component,omitempty"`
 	Message   string `json:"message"`
 	Remedy    string `json:"remedy,omitempty"`
+	// Related are other objects the finding concerns besides Object, sorted: the second object of a
+	// tag whose webhook configuration and Service disagree, what follows a tag with no istiod, ...
+	Related []mesh.ObjectRef `json:"related,omitempty"`
+	// Details are the values the message states, for callers and tests to read without parsing
+	// prose; the keys a code sets are listed beside the code (codes.go).
+	Details map[string]string `json:"details,omitempty"`
 	// Waived is true when the caller waived this finding's code.
 	Waived bool `json:"waived,omitempty"`
 }

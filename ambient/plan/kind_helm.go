@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -65,7 +67,8 @@ func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any))
 	}
 }
 
-// helmCommand renders helm install/upgrade with the chart's source, version and every value.
+// helmCommand renders helm install/upgrade with the chart's source, version and every value, so that
+// the command, copied into a shell, sets exactly the plan's values (see SetFlags).
 func helmCommand(verb string, h *HelmRelease) string {
 	chart := h.Chart.Path
 	switch {
@@ -81,8 +84,8 @@ func helmCommand(verb string, h *HelmRelease) string {
 	if h.ReuseValues {
 		c += " --reuse-values"
 	}
-	for _, kv := range flattenValues("", h.Values) {
-		c += " --set " + kv
+	for _, f := range SetFlags(h.Values) {
+		c += " " + f
 	}
 	if verb == "upgrade" {
 		c += " --wait"
@@ -90,9 +93,19 @@ func helmCommand(verb string, h *HelmRelease) string {
 	return c
 }
 
-// flattenValues turns nested values into sorted key=value strings as --set takes them. A null value
-// (Helm's "drop the chart default") is written as null, which --set understands.
-func flattenValues(prefix string, v map[string]any) []string {
+// SetFlags renders nested values as the helm flags that set exactly them, one flag per leaf, sorted
+// by key, each quoted for a POSIX shell when it needs it. Helm's --set (helm.sh/helm/v3@v3.22.0:
+// pkg/strvals/parser.go) splits on every unescaped comma, reads a backslash as an escape, and turns
+// "true", "false", "null" and integers into other types, so:
+//   - a string is written with --set, its commas and backslashes escaped (\, and \\), or with
+//     --set-string when --set would read it as another type;
+//   - a list, and a number that is not an integer, is written with --set-json, which keeps its type;
+//   - a null (Helm's "drop the chart default") is written key=null, which --set reads as null.
+func SetFlags(values map[string]any) []string {
+	return setFlags("", values)
+}
+
+func setFlags(prefix string, v map[string]any) []string {
 	var out []string
 	for _, k := range sortedKeys(v) {
 		key := k
@@ -101,24 +114,69 @@ func flattenValues(prefix string, v map[string]any) []string {
 		}
 		switch x := v[k].(type) {
 		case nil:
-			out = append(out, key+"=null")
+			out = append(out, "--set "+shellWord(key+"=null"))
 		case map[string]any:
-			out = append(out, flattenValues(key, x)...)
-		case []any:
-			var parts []string
-			for _, e := range x {
-				parts = append(parts, fmt.Sprint(e))
-			}
-			out = append(out, fmt.Sprintf("%s={%s}", key, strings.Join(parts, ",")))
+			out = append(out, setFlags(key, x)...)
 		case string:
-			if strings.ContainsAny(x, ", ") {
-				out = append(out, fmt.Sprintf("%s=%q", key, x))
-			} else {
-				out = append(out, key+"="+x)
+			flag := "--set"
+			if retyped(x) {
+				flag = "--set-string"
 			}
+			out = append(out, flag+" "+shellWord(key+"="+strvalsEscape(x)))
+		case bool:
+			out = append(out, fmt.Sprintf("--set %s=%v", shellWord(key), x))
+		case float64:
+			if x == float64(int64(x)) {
+				out = append(out, fmt.Sprintf("--set %s=%d", shellWord(key), int64(x)))
+				continue
+			}
+			out = append(out, "--set-json "+shellWord(key+"="+jsonText(x)))
 		default:
-			out = append(out, fmt.Sprintf("%s=%v", key, x))
+			out = append(out, "--set-json "+shellWord(key+"="+jsonText(x)))
 		}
 	}
 	return out
+}
+
+// retyped reports whether --set would read the string as something else: a bool, null, or an
+// integer (helm.sh/helm/v3@v3.22.0: pkg/strvals/parser.go, typedVal).
+func retyped(s string) bool {
+	switch strings.ToLower(s) {
+	case "true", "false", "null", "0":
+		return true
+	}
+	if s == "" || s[0] == '0' {
+		return false
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// strvalsEscape escapes the characters --set reads specially inside a value.
+func strvalsEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, ",", `\,`).Replace(s)
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil { // plan values are JSON data (NormalizeValues); this cannot happen
+		return "null"
+	}
+	return string(b)
+}
+
+// shellWord quotes s for a POSIX shell unless it is made only of characters no shell treats
+// specially (braces are quoted too: bash expands "{a,b}").
+func shellWord(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:=@%+-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

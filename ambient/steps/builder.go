@@ -206,6 +206,21 @@ func (b *Builder) Values(current map[string]any, chart, release string, set map[
 	return n
 }
 
+// UpgradeValues returns the values an upgrade of h with the planner's settings set passes, merged as
+// Upgrade merges them: the release's values (unknown, so left out, for an inferred release whose
+// upgrade reuses them), set, then the caller's values for the chart and for the release. Planners
+// use it to see what a caller's value overrides; it records no error.
+func (b *Builder) UpgradeValues(h mesh.HelmRelease, set map[string]any) map[string]any {
+	out := map[string]any{}
+	if !h.Inferred {
+		Merge(out, h.Values)
+	}
+	Merge(out, set)
+	Merge(out, b.opts.Values[h.Chart])
+	Merge(out, b.opts.Values[h.Name])
+	return out
+}
+
 // Merge copies src into dst, recursing into maps. A nil value stays: Helm reads null as "drop the
 // chart default".
 func Merge(dst, src map[string]any) {

@@ -1,0 +1,118 @@
+package ztunnel
+
+import (
+	"fmt"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/steps"
+)
+
+// How the ztunnel chart names its DaemonSet and ServiceAccount (also the ClusterRole and its
+// binding), by chart version:
+//
+//   - before 1.25.0 both are the fixed "ztunnel" and there is no resourceName value
+//     (istio/istio@1.24.6: manifests/charts/ztunnel/templates/daemonset.yaml, rbac.yaml);
+//   - 1.25.0 to 1.25.5 name them helper ztunnel.release-name, resourceName | default .Release.Name
+//     (istio/istio@1.25.0 to @1.25.5: manifests/charts/ztunnel/templates/_helpers.tpl, values.yaml),
+//     but 1.25.0's DaemonSet still runs as serviceAccountName: ztunnel (fixed in 1.25.1, #55360;
+//     istio/istio@1.25.0 and @1.25.1: templates/daemonset.yaml);
+//   - from 1.26.0 the helper is resourceName | default "ztunnel" (istio/istio@1.26.0, @1.30.3 and
+//     @release-1.31: templates/_helpers.tpl; release note ztunnel-helm-chart-revert).
+//
+// A release not named ztunnel is therefore renamed by a hop across 1.25, unless resourceName holds
+// the name. A renamed DaemonSet is a new object to Helm: it creates it and deletes the old one, so
+// ztunnel is replaced on every node at once whatever the update strategy, and its new account is one
+// istiod does not trust.
+var (
+	resourceNameSince      = mesh.Version{Major: 1, Minor: 25}
+	serviceAccountFixed    = mesh.Version{Major: 1, Minor: 25, Patch: 1}
+	staticNameDefaultSince = mesh.Version{Major: 1, Minor: 26}
+)
+
+const defaultName = "ztunnel"
+
+// ChartNames returns the DaemonSet and ServiceAccount names the ztunnel chart at version v renders
+// for a release named release with the resourceName value rn ("" when unset).
+func ChartNames(v mesh.Version, release, rn string) (daemonSet, serviceAccount string) {
+	switch {
+	case v.Less(resourceNameSince):
+		return defaultName, defaultName
+	case rn != "":
+	case v.Less(staticNameDefaultSince):
+		rn = release
+	default:
+		rn = defaultName
+	}
+	if v.Less(serviceAccountFixed) {
+		return rn, defaultName
+	}
+	return rn, rn
+}
+
+// pinName adds resourceName to the values of an upgrade of z's release to v, set to the name the
+// DaemonSet runs under, on every chart that has the value, so no hop renames it. It adds a blocking
+// finding when the upgrade would rename the DaemonSet anyway (a chart without the value, 1.25.0's
+// fixed service account, or a caller's resourceName) or give it an account the revision it connects
+// to does not trust.
+func pinName(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.HelmRelease, v mesh.Version, set map[string]any) {
+	if !v.Less(resourceNameSince) {
+		set["resourceName"] = z.Name
+	}
+	rn, _ := b.UpgradeValues(h, set)["resourceName"].(string)
+	ds, sa := ChartNames(v, h.Name, rn)
+	renamed := ds != z.Name
+	if !renamed && (sa == z.ServiceAccount || trustedByItsRevision(s, z, sa)) {
+		return
+	}
+	var remedy string
+	switch {
+	case v.Less(resourceNameSince):
+		remedy = fmt.Sprintf("target %s or newer, whose chart has resourceName (the plan pins it to %q), or rename ztunnel in a blue-green swap of its own", serviceAccountFixed, z.Name)
+	case v.Less(serviceAccountFixed):
+		remedy = fmt.Sprintf("target %s or newer: the %s chart runs the DaemonSet as service account ztunnel whatever resourceName says", serviceAccountFixed, v)
+	case rn != z.Name:
+		remedy = fmt.Sprintf("drop the resourceName value %q from the caller's values; the plan pins it to %q, the running name", rn, z.Name)
+	default:
+		remedy = fmt.Sprintf("trust %s/%s before the upgrade (%s)", z.Namespace, sa, trustCommand(s, z, sa))
+	}
+	what := fmt.Sprintf("its service account from %q to %q, which istiod does not trust", z.ServiceAccount, sa)
+	if renamed {
+		what = fmt.Sprintf("its DaemonSet, ServiceAccount and ClusterRole from %q to %q: Helm creates the new DaemonSet and deletes the old one, replacing ztunnel on every node at once whatever the update strategy", z.Name, ds)
+		if sa != z.ServiceAccount && !trustedByItsRevision(s, z, sa) {
+			what += fmt.Sprintf(", and istiod does not trust the new account %s/%s", z.Namespace, sa)
+		}
+	}
+	b.Finding(plan.Finding{Code: plan.CodeZtunnelUpgradeRenames, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+		Message: fmt.Sprintf("upgrading ztunnel %s/%s (release %s) to chart %s renames %s", z.Namespace, z.Name, h.Name, v, what),
+		Remedy:  remedy,
+		Details: map[string]string{"daemonSet": z.Name, "newDaemonSet": ds, "serviceAccount": z.ServiceAccount, "newServiceAccount": sa,
+			"chartVersion": v.String(), "resourceName": rn}})
+}
+
+// trustedByItsRevision reports whether the revision z connects to trusts account namespace/sa.
+func trustedByItsRevision(s *mesh.Snapshot, z mesh.Ztunnel, sa string) bool {
+	rev, ok := s.ZtunnelRevision(z)
+	if !ok {
+		return false
+	}
+	r, ok := s.Revision(rev)
+	if !ok {
+		return false
+	}
+	renamed := z
+	renamed.ServiceAccount = sa
+	return TrustedBy(r, renamed)
+}
+
+// trustCommand is the command that adds namespace/sa to the trust list of the revision z connects to.
+func trustCommand(s *mesh.Snapshot, z mesh.Ztunnel, sa string) string {
+	rev, _ := s.ZtunnelRevision(z)
+	r, ok := s.Revision(rev)
+	if !ok {
+		return "set env.CA_TRUSTED_NODE_ACCOUNTS of its istiod to every account it must trust"
+	}
+	renamed := z
+	renamed.ServiceAccount = sa
+	return trustRemedy(s, r, TrustList(r, renamed))
+}

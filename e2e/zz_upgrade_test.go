@@ -294,9 +294,11 @@ func TestUpgrade(t *testing.T) {
 				t.Errorf("journal: step %s is %+v, want in progress (the run was killed mid-drain)", u.killedStep, st)
 			}
 			done := 0
+			recorded := map[string]bool{} // done in the journal: never run again
 			for _, s := range u.plan.Steps {
 				if st := rec.Steps[s.ID]; st != nil && st.Status == execute.StatusDone {
 					done++
+					recorded[s.ID] = true
 				}
 			}
 			t.Logf("journal after the kill: %d of %d steps done, %s in progress", done, len(u.plan.Steps), u.killedStep)
@@ -327,22 +329,30 @@ func TestUpgrade(t *testing.T) {
 			if _, ok := second.last(string(execute.EventRunResumed)); !ok {
 				t.Error("the second process did not resume from the journal")
 			}
-			// Nothing the first process finished ran again; the killed drain finished in the second.
+			// Nothing the journal of the first process had done ran again; the killed drain finished in
+			// the second. Steps the first finished whose completion the journal did not hold yet (a
+			// cordon, a wait: steps a repeat finds done) may finish again, changing nothing.
 			doneFirst := first.stepsWith(string(execute.EventStepFinished))
+			repeated := 0
 			for id := range doneFirst {
-				if second.stepsWith(string(execute.EventStepStarted))[id] {
-					t.Errorf("step %s ran again after the resume", id)
+				if !second.stepsWith(string(execute.EventStepStarted))[id] {
+					continue
 				}
+				if recorded[id] {
+					t.Errorf("step %s, done in the journal, ran again after the resume", id)
+				}
+				repeated++
 			}
+			t.Logf("%d steps the killed run finished but had not recorded yet finished again in the resumed run", repeated)
 			if !second.stepsWith(string(execute.EventStepFinished))[u.killedStep] {
 				t.Errorf("the killed step %s did not finish in the resumed run", u.killedStep)
 			}
 			if n := first.count(string(execute.EventNodeGone)) + second.count(string(execute.EventNodeGone)); n != 1 {
 				t.Errorf("%d NodeGone events, want one for %s", n, churn.gone)
 			}
-			if len(doneFirst)+len(second.stepsWith(string(execute.EventStepFinished))) != len(u.plan.Steps) {
-				t.Errorf("%d steps finished in the first run and %d in the second, the plan has %d",
-					len(doneFirst), len(second.stepsWith(string(execute.EventStepFinished))), len(u.plan.Steps))
+			if len(recorded)+len(second.stepsWith(string(execute.EventStepFinished))) != len(u.plan.Steps) {
+				t.Errorf("%d steps done in the killed run's journal and %d finished in the second run; the plan has %d",
+					len(recorded), len(second.stepsWith(string(execute.EventStepFinished))), len(u.plan.Steps))
 			}
 			if rec, err = (&execute.ConfigMapJournal{Client: h.Client, Namespace: harness.IstioNamespace}).Load(ctx, u.hash); err != nil {
 				t.Fatal(err)

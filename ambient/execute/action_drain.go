@@ -103,6 +103,15 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		}
 		return finished(fmt.Sprintf("drained node %s: %s evicted and gone", d.Node, plural(total, "pod", "pods"))), nil
 	}
+	// Record the count before evicting: a Step call continuing the drain may run in another process,
+	// and a run that stops mid-drain leaves the drain in progress in the journal (which then also holds
+	// the completions recorded later, such as the node's cordon). An Apply that only waits for pods
+	// to go keeps the count in memory.
+	if counted && (r.stepMode || len(evict) > 0) {
+		if err := e.save(ctx, r); err != nil {
+			return outcome{}, err
+		}
+	}
 	var blocked []*corev1.Pod
 	var evicted, failed []string
 	for _, p := range evict {
@@ -195,11 +204,6 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		}
 		if len(jobs) > 0 && len(evicted) == 0 {
 			wait = max(wait, e.opts.PollInterval) // Jobs take their time
-		}
-	}
-	if counted { // keep the count for the next unit, which may run in another process (Step)
-		if err := e.save(ctx, r); err != nil {
-			return outcome{}, err
 		}
 	}
 	return outcome{progress: progress, retryAfter: wait, done: done, of: total, touched: podObjects(evict), held: budgetObjects(pdbNames)}, nil

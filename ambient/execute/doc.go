@@ -12,8 +12,8 @@
 //     whose chart versions are not in their sources (ChartChecker, ErrChartMissing); a resumed run
 //     skips the steps already done. Before each step it re-checks the step's preconditions, then
 //     carries out its action, waits for its verification to hold (real readiness: observed
-//     generations, ready and available counts, image tags of the pods that run), and records every
-//     state change in the journal. A run that crashes or is cancelled resumes from the journal with
+//     generations, ready and available counts, image tags of the pods that run), and records its
+//     progress in the journal. A run that crashes or is cancelled resumes from the journal with
 //     Apply on the same plan.
 //
 // Rollback runs the Rollback step of a step that ran.
@@ -22,6 +22,11 @@
 // the release is already at the target chart version and values; objects are server-side applied with
 // a field owner; a pod deletion remembers the UIDs it was asked to delete and never deletes a
 // replacement; a restart remembers the timestamp it stamped. Re-running a finished step is a no-op.
+// So the completion of a step whose repetition finds its work done (a cordon, a drain, a pod deletion
+// whose UIDs are recorded, a wait) is written with the journal's next write rather than on its own,
+// and always before a step acts that would make the repetition act (an uncordon of the same node,
+// another drain): a node of a node-by-node swap costs one or two journal writes. A run resumed after
+// a crash repeats such steps; their events then appear twice.
 //
 // Safety rules held here: drains use the Eviction API and respect PodDisruptionBudgets, naming the
 // budget that holds a node; nothing is deleted or uninstalled unless a backup of it was written, read

@@ -61,6 +61,10 @@ type run struct {
 	totals  map[string]int
 	// gone are the nodes found removed during this run; their steps are skipped.
 	gone map[string]bool
+	// unrecorded are the steps finished in this run whose completion the journal does not hold yet
+	// (see recordLater); dirty says the record has changes the journal does not hold.
+	unrecorded []*plan.Step
+	dirty      bool
 }
 
 func newRun(p *plan.Plan, hash string, dry bool) *run {
@@ -180,13 +184,99 @@ func (e *Executor) save(ctx context.Context, r *run) error {
 		if err := e.journal.Save(ctx, r.rec); err != nil {
 			return fmt.Errorf("save journal of plan %q while stopping: %w", r.p.Metadata.Name, err)
 		}
+		r.recorded()
 		return nil
 	}
 	err := e.retry(ctx, "save journal", func(ctx context.Context) error { return e.journal.Save(ctx, r.rec) })
 	if err != nil {
 		return fmt.Errorf("save journal of plan %q: %w", r.p.Metadata.Name, err)
 	}
+	r.recorded()
 	return nil
+}
+
+// recorded notes that the journal holds the whole record.
+func (r *run) recorded() { r.unrecorded, r.dirty = r.unrecorded[:0], false }
+
+// The journal is written before every change a resumed run could not find again by itself (the
+// intent an action records, a step's start when its preconditions must not be checked again) and
+// whenever a step finishes, except the completion of a step a resumed run may simply repeat: its
+// repetition finds the effect and changes nothing (recordLater). Such a completion is written with
+// the journal's next write, which comes at the latest before a step acts whose effect would make the
+// repetition act (recordBefore: uncordoning the node a cordon is unrecorded for, draining while an
+// earlier drain is unrecorded), and at the end of the run. A node's cordon, drain, ztunnel pod
+// deletion, wait and uncordon then cost one or two journal writes instead of seven. A run killed in
+// between repeats those steps, which find their work done; the Kubernetes events of their first
+// completion are then followed by a second.
+
+// recordLater reports whether a finished step's completion may wait for the journal's next write:
+// repeating it after a crash, whatever step acted since (recordBefore guards the exceptions), finds
+// its work done. Cordons and uncordons read the node first; a drain evicts only pods still there; a
+// pod deletion's UIDs are in the journal before it deletes, so a repeat deletes no replacement; waits,
+// verifications and health gates only look. Approvals are recorded at once: nobody is asked twice.
+func recordLater(st *plan.Step) bool {
+	switch st.Kind() {
+	case plan.KindCordon, plan.KindUncordon, plan.KindDrain, plan.KindDeletePod, plan.KindWaitFor, plan.KindVerify, plan.KindHealthGate:
+		return true
+	}
+	return false
+}
+
+// mayStayUnrecorded reports whether the unrecorded completion of done may stay so while next acts:
+// repeating done after next's effect still changes nothing. A cordon or uncordon of node n stays
+// unrecorded across another node's cordon or uncordon and across drains and pod deletions (they do
+// not touch a node's schedulability); a drain of n only across another node's cordon or uncordon and
+// a pod deletion on n itself (a later drain could move pods onto n, which a repeat would evict).
+// Every other pair is recorded first.
+func mayStayUnrecorded(done, next *plan.Step) bool {
+	switch done.Kind() {
+	case plan.KindWaitFor, plan.KindVerify, plan.KindHealthGate, plan.KindDeletePod:
+		return true
+	case plan.KindCordon, plan.KindUncordon:
+		switch next.Kind() {
+		case plan.KindDrain, plan.KindDeletePod:
+			return true
+		case plan.KindCordon, plan.KindUncordon:
+			return stepNode(next) != stepNode(done)
+		}
+	case plan.KindDrain:
+		switch next.Kind() {
+		case plan.KindCordon, plan.KindUncordon:
+			return stepNode(next) != stepNode(done)
+		case plan.KindDeletePod:
+			return stepNode(next) == stepNode(done) // the node's own ztunnel: a drain leaves DaemonSet pods alone
+		}
+	}
+	return false
+}
+
+// stepNode is the node a step works on, "" when none or several.
+func stepNode(st *plan.Step) string {
+	if a, ok := actions[st.Kind()]; ok && a.node != nil {
+		return a.node(st)
+	}
+	return ""
+}
+
+// recordBefore writes the journal before st acts when an unrecorded completion may not stay so.
+func (e *Executor) recordBefore(ctx context.Context, r *run, st *plan.Step) error {
+	if r.dry || !writes(st) {
+		return nil
+	}
+	for _, done := range r.unrecorded {
+		if !mayStayUnrecorded(done, st) {
+			return e.save(ctx, r)
+		}
+	}
+	return nil
+}
+
+// flush writes what the journal does not hold yet.
+func (e *Executor) flush(ctx context.Context, r *run) error {
+	if r.dry || !r.dirty {
+		return nil
+	}
+	return e.save(ctx, r)
 }
 
 func (e *Executor) emit(ev Event) {
@@ -229,19 +319,32 @@ func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*R
 	}
 	e.emit(first)
 	e.log.Info(first.Message, "plan", r.hash, "dryRun", r.dry)
+	// A run that is stopped records the completions the journal does not hold yet, so the next run
+	// repeats fewer steps (one prompt attempt; the next run repeats them safely otherwise).
+	stopped := func(err error) (*Result, error) {
+		if ctx.Err() != nil {
+			if ferr := e.flush(ctx, r); ferr != nil {
+				e.log.Warn("could not record the finished steps while stopping; the next run repeats them", "error", ferr)
+			}
+		}
+		return res, err
+	}
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		if err := r.lease.renew(ctx); err != nil {
-			return res, stepErr(st.ID, err)
+			return stopped(stepErr(st.ID, err))
 		}
 		sr, err := e.runToEnd(ctx, r, st, true)
 		res.Steps = append(res.Steps, sr)
 		if err != nil {
-			return res, err
+			return stopped(err)
 		}
 		if st.ID == ao.Until {
 			break
 		}
+	}
+	if err := e.flush(ctx, r); err != nil {
+		return res, err
 	}
 	res.Done = true
 	e.emit(Event{Type: EventRunFinished, Total: len(p.Steps), Message: fmt.Sprintf("plan %q applied", p.Metadata.Name)})
@@ -415,6 +518,9 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		if err := ctx.Err(); err != nil {
 			return sr, stepErr(st.ID, fmt.Errorf("interrupted (the journal resumes it): %w", err))
 		}
+		if err := e.recordBefore(ctx, r, st); err != nil {
+			return sr, stepErr(st.ID, err)
+		}
 		out, err := e.act(ctx, r, st, rec)
 		if err != nil {
 			return sr, e.fail(ctx, r, st, rec, err)
@@ -441,7 +547,9 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	}
 	if !ok {
 		if justActed { // the action is done: record it before waiting for the verification
-			if err := e.save(ctx, r); err != nil {
+			if !r.stepMode && recordLater(st) {
+				r.dirty = true // a resumed run repeats the action, which finds its work done
+			} else if err := e.save(ctx, r); err != nil {
 				return sr, stepErr(st.ID, err)
 			}
 		}
@@ -458,7 +566,9 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	rec.Status, rec.Finished, rec.Message = StatusDone, e.clock.Now(), summary(rec.Changes)
 	sr.Status, sr.Message, sr.Changes = StatusDone, rec.Message, rec.Changes
 	rec.compact()
-	if err := e.save(ctx, r); err != nil {
+	if !r.stepMode && recordLater(st) {
+		r.unrecorded, r.dirty = append(r.unrecorded, st), true
+	} else if err := e.save(ctx, r); err != nil {
 		return sr, stepErr(st.ID, err)
 	}
 	ev := e.stepEvent(r, st, EventStepFinished, st.Description)

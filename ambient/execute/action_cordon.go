@@ -21,17 +21,29 @@ var cordonAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
 }
 
+// setUnschedulable cordons or uncordons a node. It reads the node first, to change nothing when it is
+// already as wanted (a node cordoned before the plan, a step repeated after a crash), except on a
+// first attempt for a node this run already cordoned or uncordoned itself: that node is as this run
+// left it, and whatever a crashed run left unrecorded about it is behind (see mayStayUnrecorded), so
+// the uncordon that follows a cordon merge-patches straight away. A retry reads first.
 func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {
 	verb := map[bool]string{true: "cordoned", false: "uncordoned"}[want]
 	var change string
+	blind := !r.dry && r.scheduled[node]
+	attempt := 0
 	err := e.retry(ctx, verb+" node "+node, func(ctx context.Context) error {
+		attempt++
 		var n corev1.Node
-		if err := e.c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
-			return err
-		}
-		if n.Spec.Unschedulable == want {
-			change = fmt.Sprintf("node %s is already %s", node, verb)
-			return nil
+		n.Name = node
+		if !blind || attempt > 1 {
+			if err := e.c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
+				return err
+			}
+			if n.Spec.Unschedulable == want {
+				change = fmt.Sprintf("node %s is already %s", node, verb)
+				r.saw(st, &n)
+				return nil
+			}
 		}
 		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"unschedulable": want}})
 		var opts []client.PatchOption
@@ -40,7 +52,13 @@ func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, 
 			opts = append(opts, client.DryRunAll)
 			change = "would have " + change
 		}
-		return e.c.Patch(ctx, &n, client.RawPatch(types.MergePatchType, body), opts...)
+		if err := e.c.Patch(ctx, &n, client.RawPatch(types.MergePatchType, body), opts...); err != nil {
+			return err
+		}
+		if !r.dry {
+			r.saw(st, &n) // the patch's response: the node as it is now
+		}
+		return nil
 	})
 	if apierrors.IsNotFound(err) {
 		e.markGone(r, st, node)
@@ -48,6 +66,9 @@ func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, 
 	}
 	if err != nil {
 		return outcome{}, fmt.Errorf("set node %s unschedulable=%v: %w", node, want, err)
+	}
+	if !r.dry {
+		r.scheduled[node] = true
 	}
 	return finished(change), nil
 }

@@ -15,7 +15,7 @@ import (
 
 var deletePodAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
-		return e.deletePods(ctx, r, rec, st.DeletePod)
+		return e.deletePods(ctx, r, st, rec, st.DeletePod)
 	},
 	node:   func(st *plan.Step) string { return st.DeletePod.Node },
 	counts: "pods replaced",
@@ -23,7 +23,7 @@ var deletePodAction = action{
 
 // deletePods deletes the selected pods. It records their UIDs first and deletes with a UID
 // precondition, so a resumed step never deletes the replacement a controller created.
-func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *plan.PodSelection) (outcome, error) {
+func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ps *plan.PodSelection) (outcome, error) {
 	where := "namespace " + ps.Namespace
 	if ps.Node != "" {
 		where += " on node " + ps.Node
@@ -31,6 +31,7 @@ func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *
 	if len(ps.Selector) == 0 {
 		return outcome{}, fmt.Errorf("deletePod in %s has no label selector; the executor does not delete every pod of a namespace: fix the plan", where)
 	}
+	recorded := false // the journal was written in this call
 	if _, ok := rec.State["pods"]; !ok {
 		var pods corev1.PodList
 		opts := []client.ListOption{client.InNamespace(ps.Namespace), client.MatchingLabels(ps.Selector)}
@@ -61,10 +62,16 @@ func (e *Executor) deletePods(ctx context.Context, r *run, rec *StepRecord, ps *
 		if err := e.save(ctx, r); err != nil {
 			return outcome{}, err
 		}
+		recorded = true
 	}
 	targets := strings.Split(rec.State["pods"], ",")
 	if rec.State["pods"] == "" {
 		return finished(fmt.Sprintf("no pod with labels %v ran in %s; nothing to delete", ps.Selector, where)), nil
+	}
+	if !recorded {
+		if err := e.recordBefore(ctx, r, st); err != nil {
+			return outcome{}, err
+		}
 	}
 	var deleted []string
 	for _, t := range targets {

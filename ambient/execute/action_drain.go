@@ -69,7 +69,7 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	var ambientNS map[string]bool
 	if d.AmbientOnly {
 		var err error
-		if ambientNS, err = e.ambientNamespaces(ctx); err != nil {
+		if ambientNS, err = e.ambientNamespacesFor(ctx, r); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -98,6 +98,9 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	}
 	if left == 0 {
 		delete(r.backoff, st.ID)
+		if !r.dry {
+			r.justSaw = unitView{step: st.ID, drained: d.Node, ambient: d.AmbientOnly}
+		}
 		if total == 0 {
 			return finished(fmt.Sprintf("node %s had no pod to evict", d.Node)), nil
 		}
@@ -109,6 +112,10 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	// to go keeps the count in memory.
 	if counted && (r.stepMode || len(evict) > 0) {
 		if err := e.save(ctx, r); err != nil {
+			return outcome{}, err
+		}
+	} else if len(evict) > 0 {
+		if err := e.recordBefore(ctx, r, st); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -276,6 +283,26 @@ func (e *Executor) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (
 	sort.Strings(out)
 	sort.Strings(names)
 	return names, out, nil
+}
+
+// namespaceTTL is how long a run reuses its list of ambient namespaces for drains.
+const namespaceTTL = 30 * time.Second
+
+// ambientNamespacesFor is ambientNamespaces for drains and their checks, listed at most once per
+// namespaceTTL of a run: namespaces join ambient rarely, and a drain that misses one joined seconds
+// ago only leaves its pods on a node whose ztunnel is then replaced (their connections reset once).
+// Checks that guard a removal (NoAmbientPods) list every time.
+func (e *Executor) ambientNamespacesFor(ctx context.Context, r *run) (map[string]bool, error) {
+	now := e.clock.Now()
+	if r.ambientNS != nil && now.Sub(r.ambientNSAt) < namespaceTTL && !now.Before(r.ambientNSAt) {
+		return r.ambientNS, nil
+	}
+	ns, err := e.ambientNamespaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.ambientNS, r.ambientNSAt = ns, now
+	return ns, nil
 }
 
 // ambientNamespaces lists the namespaces labelled istio.io/dataplane-mode=ambient (one LIST).

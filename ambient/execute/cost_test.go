@@ -28,7 +28,7 @@ const costNodes = 100
 
 // maxRequestsPerNode is the ceiling of API requests per node beyond evictions: everything the
 // node's own steps, the batch health gates and the lease and journal cost, divided by the nodes.
-const maxRequestsPerNode = 19
+const maxRequestsPerNode = 10
 
 // scaledDemoWorld is the demo world with extra nodes in pool general, each running one pod of the
 // ambient Deployment catalog/fleet besides the node agents the DaemonSets place there.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -65,11 +66,41 @@ type run struct {
 	// (see recordLater); dirty says the record has changes the journal does not hold.
 	unrecorded []*plan.Step
 	dirty      bool
+	// scheduled are the nodes this run cordoned or uncordoned (or found so) itself.
+	scheduled map[string]bool
+	// justSaw is what the current unit's action read or was answered, for its own postconditions.
+	justSaw unitView
+	// ambientNS caches the ambient namespaces for drains (see ambientNamespacesFor).
+	ambientNS   map[string]bool
+	ambientNSAt time.Time
+}
+
+// unitView is what a unit's action saw of the cluster just now: the node its cordon or uncordon was
+// answered with, the node its drain found empty. Its own postconditions, checked in the same unit,
+// read them instead of asking again; the next unit forgets them.
+type unitView struct {
+	step    string
+	node    *corev1.Node
+	drained string // node
+	ambient bool   // drained of ambient pods only
+}
+
+// saw remembers the node an action of st was answered with.
+func (r *run) saw(st *plan.Step, n *corev1.Node) {
+	r.justSaw.step, r.justSaw.node = st.ID, n.DeepCopy()
+}
+
+// seen returns the node st's action of this unit saw.
+func (r *run) seen(st *plan.Step, node string) (*corev1.Node, bool) {
+	if r.justSaw.step != st.ID || r.justSaw.node == nil || r.justSaw.node.Name != node {
+		return nil, false
+	}
+	return r.justSaw.node, true
 }
 
 func newRun(p *plan.Plan, hash string, dry bool) *run {
 	r := &run{p: p, hash: hash, dry: dry, picked: map[string]bool{}, backoff: map[string]int{}, reported: map[string]bool{},
-		index: map[string]int{}, counted: map[string]int{}, totals: map[string]int{}, gone: map[string]bool{}}
+		index: map[string]int{}, counted: map[string]int{}, totals: map[string]int{}, gone: map[string]bool{}, scheduled: map[string]bool{}}
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		r.index[st.ID] = i
@@ -250,15 +281,26 @@ func mayStayUnrecorded(done, next *plan.Step) bool {
 	return false
 }
 
-// stepNode is the node a step works on, "" when none or several.
+// stepNode is the node a cordon, uncordon, drain or pod deletion works on ("" for a pod deletion in
+// a whole namespace).
 func stepNode(st *plan.Step) string {
-	if a, ok := actions[st.Kind()]; ok && a.node != nil {
-		return a.node(st)
+	switch {
+	case st.Cordon != nil:
+		return st.Cordon.Node
+	case st.Uncordon != nil:
+		return st.Uncordon.Node
+	case st.Drain != nil:
+		return st.Drain.Node
+	case st.DeletePod != nil:
+		return st.DeletePod.Node
 	}
 	return ""
 }
 
 // recordBefore writes the journal before st acts when an unrecorded completion may not stay so.
+// Drains and pod deletions call it themselves, right before their first write: a drain that finds
+// nothing to evict, or a pod deletion that records its UIDs (one write, which carries the rest
+// anyway), needs no write of its own.
 func (e *Executor) recordBefore(ctx context.Context, r *run, st *plan.Step) error {
 	if r.dry || !writes(st) {
 		return nil
@@ -453,6 +495,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	if err := ctx.Err(); err != nil {
 		return sr, stepErr(st.ID, fmt.Errorf("interrupted (the journal resumes it): %w", err))
 	}
+	r.justSaw = unitView{}
 	rec := r.rec.step(st.ID)
 	switch rec.Status {
 	case StatusDone:
@@ -518,8 +561,10 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		if err := ctx.Err(); err != nil {
 			return sr, stepErr(st.ID, fmt.Errorf("interrupted (the journal resumes it): %w", err))
 		}
-		if err := e.recordBefore(ctx, r, st); err != nil {
-			return sr, stepErr(st.ID, err)
+		if k := st.Kind(); k != plan.KindDrain && k != plan.KindDeletePod {
+			if err := e.recordBefore(ctx, r, st); err != nil {
+				return sr, stepErr(st.ID, err)
+			}
 		}
 		out, err := e.act(ctx, r, st, rec)
 		if err != nil {

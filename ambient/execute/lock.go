@@ -25,6 +25,9 @@ type lease struct {
 	plan     string
 	acquired bool
 	renewed  time.Time
+	// cur is the Lease as this run last wrote it: a renewal updates it without reading it first
+	// (an update of a Lease someone else wrote since fails with a conflict, and is read then).
+	cur *coordinationv1.Lease
 }
 
 // acquire takes the Lease, or returns ErrLocked naming the holder while another run holds it.
@@ -59,7 +62,7 @@ func (l *lease) take(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("create Lease %s: %w", key, err)
 		}
-		l.renewed = now
+		l.renewed, l.cur = now, nl.DeepCopy()
 		return nil
 	}
 	if err != nil {
@@ -77,7 +80,7 @@ func (l *lease) take(ctx context.Context) error {
 	if err := e.c.Update(ctx, &cur, client.FieldOwner(e.opts.FieldOwner)); err != nil {
 		return fmt.Errorf("take Lease %s: %w", key, err)
 	}
-	l.renewed = now
+	l.renewed, l.cur = now, cur.DeepCopy()
 	return nil
 }
 
@@ -123,6 +126,22 @@ func (l *lease) renew(ctx context.Context) error {
 	}
 	return e.retry(ctx, "renew Lease "+e.opts.Namespace+"/"+LockName, func(ctx context.Context) error {
 		now := e.clock.Now()
+		if l.cur != nil { // as this run last wrote it: the update fails if anyone wrote it since
+			cur := l.cur.DeepCopy()
+			l.fill(cur, now, false)
+			err := e.c.Update(ctx, cur, client.FieldOwner(e.opts.FieldOwner))
+			if err == nil {
+				l.renewed, l.cur = now, cur
+				return nil
+			}
+			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				return err
+			}
+			l.cur = nil // someone else wrote it (or deleted it): read it
+			if apierrors.IsConflict(err) {
+				return err // retried, reading it first
+			}
+		}
 		var cur coordinationv1.Lease
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.opts.Namespace, Name: LockName}, &cur); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -137,7 +156,7 @@ func (l *lease) renew(ctx context.Context) error {
 		if err := e.c.Update(ctx, &cur, client.FieldOwner(e.opts.FieldOwner)); err != nil {
 			return err
 		}
-		l.renewed = now
+		l.renewed, l.cur = now, cur.DeepCopy()
 		return nil
 	})
 }

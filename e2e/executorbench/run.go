@@ -175,10 +175,17 @@ func run(o runOpts) error {
 		return err
 	}
 	h := &charts.Helm{Kubeconfig: o.kubeconfig, ChartsDir: dir, CacheDir: filepath.Join(o.out, "helm-cache"), ReleaseVersion: harness.IstioVersion}
-	paths, err := h.StampCharts(filepath.Join(o.out, "charts-"+o.target), o.target)
+	// The charts the installation runs (istiod's trust list is upgraded at its own version), with
+	// ztunnel's at the target.
+	paths, err := h.StampCharts(filepath.Join(o.out, "charts-"+harness.IstioVersion), harness.IstioVersion)
 	if err != nil {
 		return err
 	}
+	next, err := h.StampCharts(filepath.Join(o.out, "charts-"+o.target), o.target)
+	if err != nil {
+		return err
+	}
+	paths["ztunnel"] = next["ztunnel"]
 	snap, err := live(ctx)
 	if err != nil {
 		return err

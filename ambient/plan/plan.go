@@ -177,13 +177,18 @@ func validateStep(s *Step, where string, bad func(string, ...any)) {
 	}
 }
 
-// EncodeYAML writes the plan as YAML.
+// EncodeYAML writes the plan as YAML for review: the keys of each object in the order of the Go
+// fields (a step starts with its id), short maps and lists on one line.
 func EncodeYAML(p *Plan) ([]byte, error) {
 	b, err := EncodeJSON(p)
 	if err != nil {
 		return nil, err
 	}
-	return yaml.JSONToYAML(b)
+	n, err := yamlTree(b)
+	if err != nil {
+		return nil, err
+	}
+	return encodeYAMLTree(n)
 }
 
 // EncodeJSON writes the plan as indented JSON.

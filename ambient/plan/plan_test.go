@@ -3,6 +3,7 @@ package plan_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,8 +63,8 @@ func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
 	}{
 		{"an unknown field is refused", "operation: upgrade", "operation: upgrade\n  color: red", "unknown field"},
 		{"a step with two actions is refused", "  drain:\n", "  cordon:\n    node: a\n  drain:\n", "2 actions"},
-		{"a dependency on a later step is refused", "- base/upgrade", "- istiod/remove", "comes later"},
-		{"a dependency on a missing step is refused", "- base/upgrade", "- nope", "unknown step"},
+		{"a dependency on a later step is refused", "dependsOn: [base/upgrade]", "dependsOn: [istiod/remove]", "comes later"},
+		{"a dependency on a missing step is refused", "dependsOn: [base/upgrade]", "dependsOn: [nope]", "unknown step"},
 		{"an uninstall without its backup is refused", "backupStep: backup/istiod", "backupStep: base/upgrade", "not a Backup"},
 		{"an empty fingerprint is refused", "fingerprint: sha256:abc", "fingerprint: \"\"", "fingerprint"},
 		{"a wrong apiVersion is refused", "apiVersion: ambientkit.io/v1alpha1", "apiVersion: v9", "apiVersion"},
@@ -122,5 +123,29 @@ func TestEveryCodeHasHelp(t *testing.T) {
 			t.Errorf("code %q repeats", c)
 		}
 		seen[string(c)] = true
+	}
+}
+
+func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
+	tricky := []string{"yes", "No", "on", "OFF", "y", "1:30", "010", "0x1F", "1_000", "1.30", "1e3", ".inf", "null", "~", "true", "",
+		" padded ", "a: b", "- x", "#x", "[x]", "{x}", "x, y", "line one\nline two\n", "trailing\n", "'q'", "\"dq\"", "@x", "`x`", "%x", "!x", "&x", "*x", "<<"}
+	p := samplePlan()
+	values := map[string]any{}
+	for i, s := range tricky {
+		values[s+"-key"] = s
+		values[fmt.Sprintf("k%02d", i)] = []any{s, map[string]any{"v": s}}
+	}
+	p.Steps[0].HelmUpgrade.Values = plan.MustNormalizeValues(values)
+	p.Steps[0].Notes = tricky[1:]
+	b, err := plan.EncodeYAML(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := plan.Decode(b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if d := cmp.Diff(p, got); d != "" {
+		t.Fatalf("round trip changed the plan (-want +got):\n%s\n%s", d, b)
 	}
 }

@@ -16,11 +16,12 @@ import (
 // Decode expands it back into the steps, node after node, exactly as they were: a run is folded only
 // when expanding it gives its steps back. In YAML:
 //
+//	steps:
 //	- forEachNode:
 //	    nodes: [pool-a-1, pool-a-2]
 //	    steps:
 //	    - id: ztunnel/node/{node}/cordon
-//	      cordon: {node: "{node}"}
+//	      cordon: {node: "{node}", pool: a}
 //	      ...
 //	    patch:
 //	      ztunnel/node/pool-a-2/cordon: {cordon: {pool: b}}

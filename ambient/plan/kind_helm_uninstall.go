@@ -9,6 +9,9 @@ type HelmUninstall struct {
 	// BackupStep is the ID of the Backup step that saved what is removed. A rollback that removes what
 	// its step installed names none: the executor backs the release up itself before removing it.
 	BackupStep string `json:"backupStep"`
+	// FromVersion is the chart version of the release removed, when known, for the reviewer; the
+	// executor does not read it.
+	FromVersion string `json:"fromVersion,omitempty"`
 }
 
 var helmUninstallKind = kindSpec{

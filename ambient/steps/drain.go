@@ -146,8 +146,8 @@ func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
 
 // CordonStep is the step that cordons a node, with a rollback that uncordons it.
 func CordonStep(id string, n mesh.Node) plan.Step {
-	return plan.Step{ID: id, Description: fmt.Sprintf("cordon %s (pool %s)", n.Name, OrDefault(n.Pool, "-")), Risk: plan.RiskLow,
-		Cordon:   &plan.NodeRef{Node: n.Name},
+	return plan.Step{ID: id, Description: "cordon " + n.Name, Risk: plan.RiskLow,
+		Cordon:   &plan.NodeRef{Node: n.Name, Pool: n.Pool},
 		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + n.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n.Name}}}
 }
 

@@ -98,8 +98,8 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
 		"helm uninstall istiod-1-30-3 -n istio-system",
 		"kubectl drain a --ignore-daemonsets --timeout=600s",
-		"Undo: uncordon a",
-		"May hold the drain:\n- PodDisruptionBudget shop/cart",
+		"- undo: uncordon a (`kubectl uncordon a`)",
+		"- may hold the drain: PodDisruptionBudget shop/cart",
 		"kubectl uncordon a",
 		"| info | `TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL` |",
 	} {

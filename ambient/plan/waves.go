@@ -138,9 +138,9 @@ type wave struct {
 	blocks      []block
 }
 
-// wavePhase is a run of waves whose blocks share a family: a template the plan repeats for many
+// waveSet is a run of waves whose blocks share a family: a template the plan repeats for many
 // nodes. Steps [start, end) of the plan belong to it.
-type wavePhase struct {
+type waveSet struct {
 	family     string
 	waves      []wave
 	start, end int
@@ -149,14 +149,14 @@ type wavePhase struct {
 // maxGlue is how many steps that are no node's may stand between two waves of one phase.
 const maxGlue = 3
 
-// wavePhases finds the wave phases of a plan: runs of at least two blocks of one family, possibly
+// waveSets finds the wave phases of a plan: runs of at least two blocks of one family, possibly
 // split into waves by a few steps between them. A step between two waves that depends on a step of
 // the wave before it (its health gate) closes that wave; the others open the next one.
-func wavePhases(steps []Step) []wavePhase {
+func waveSets(steps []Step) []waveSet {
 	bs := blocks(steps)
-	var out []wavePhase
+	var out []waveSet
 	for i := 0; i < len(bs); {
-		ph := wavePhase{family: bs[i].family, start: bs[i].start}
+		ph := waveSet{family: bs[i].family, start: bs[i].start}
 		w := wave{}
 		j := i
 		for {
@@ -234,7 +234,7 @@ func leadingRun(idx []int, from int) []int {
 	return out
 }
 
-func countBlocks(ph wavePhase) int {
+func countBlocks(ph waveSet) int {
 	n := 0
 	for _, w := range ph.waves {
 		n += len(w.blocks)

@@ -282,23 +282,7 @@ func mustJSON(v any) string {
 
 // replaceAllInJSON replaces every occurrence of old in the strings and keys of a decoded JSON value.
 func replaceAllInJSON(v any, old, with string) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ReplaceAll(x, old, with)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = replaceAllInJSON(e, old, with)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[strings.ReplaceAll(k, old, with)] = replaceAllInJSON(e, old, with)
-		}
-		return out
-	}
-	return v
+	return mapStrings(v, func(s string) string { return strings.ReplaceAll(s, old, with) })
 }
 
 // replaceInYAML returns a copy of a YAML tree with name replaced where it stands alone in a scalar.

@@ -103,7 +103,7 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 		c.last = i
 	}
 	if len(order) == 0 {
-		b.WriteString("No release or tag changes.\n\n")
+		b.WriteString("No Helm release or revision tag changes; the steps below say what does change.\n\n")
 		return
 	}
 	b.WriteString("| component | current | target | how | risk |\n|---|---|---|---|---|\n")

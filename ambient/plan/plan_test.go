@@ -73,16 +73,29 @@ func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
 		{"a bad risk is refused", "risk: high", "risk: extreme", "risk"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if !bytes.Contains(good, []byte(tc.from)) {
-				t.Fatalf("fixture does not contain %q:\n%s", tc.from, good)
-			}
-			bad := bytes.Replace(good, []byte(tc.from), []byte(tc.to), 1)
-			_, err := plan.Decode(bad)
-			if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), tc.says) {
-				t.Fatalf("err = %v; want ErrInvalidPlan mentioning %q", err, tc.says)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { refusesEdit(t, good, tc.from, tc.to, tc.says) })
+	}
+}
+
+// refusesEdit checks that Decode refuses the encoded plan good with from replaced by to, saying says.
+func refusesEdit(t *testing.T, good []byte, from, to, says string) {
+	t.Helper()
+	if !bytes.Contains(good, []byte(from)) {
+		t.Fatalf("fixture does not contain %q:\n%s", from, good)
+	}
+	_, err := plan.Decode(bytes.Replace(good, []byte(from), []byte(to), 1))
+	if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), says) {
+		t.Fatalf("err = %v; want ErrInvalidPlan mentioning %q", err, says)
+	}
+}
+
+// containsAll checks that text holds every one of want.
+func containsAll(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("markdown lacks %q:\n%s", w, text)
+		}
 	}
 }
 
@@ -91,8 +104,7 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 	if err := plan.RenderMarkdown(&b, samplePlan()); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	for _, want := range []string{
+	containsAll(t, b.String(),
 		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts -n istio-system --version 1.31.4 --set defaultRevision=1-30-3 --set n=2",
 		"helm ls -n istio-system --filter '^istio-base$'",
 		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
@@ -102,11 +114,7 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 		"- may hold the drain: PodDisruptionBudget shop/cart",
 		"kubectl uncordon a",
 		"| info | `TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL` |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestEveryCodeHasHelp(t *testing.T) {

@@ -277,21 +277,27 @@ func replaceName(s, name, with string) string {
 	return b.String()
 }
 
-// replaceInJSON replaces name with with in every string and key of a decoded JSON value.
+// replaceInJSON replaces name with with in every string and key of a decoded JSON value, where it
+// stands alone.
 func replaceInJSON(v any, name, with string) any {
+	return mapStrings(v, func(s string) string { return replaceName(s, name, with) })
+}
+
+// mapStrings returns a decoded JSON value with f applied to every string and key.
+func mapStrings(v any, f func(string) string) any {
 	switch x := v.(type) {
 	case string:
-		return replaceName(x, name, with)
+		return f(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = replaceInJSON(e, name, with)
+			out[i] = mapStrings(e, f)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[replaceName(k, name, with)] = replaceInJSON(e, name, with)
+			out[f(k)] = mapStrings(e, f)
 		}
 		return out
 	}

@@ -145,15 +145,5 @@ func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
 	}
 	p.Steps[0].HelmUpgrade.Values = plan.MustNormalizeValues(values)
 	p.Steps[0].Notes = tricky[1:]
-	b, err := plan.EncodeYAML(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := plan.Decode(b)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	if d := cmp.Diff(p, got); d != "" {
-		t.Fatalf("round trip changed the plan (-want +got):\n%s\n%s", d, b)
-	}
+	roundTrip(t, p)
 }

@@ -129,3 +129,11 @@ func TestFindingsOfOneCodeOnManyObjectsShareARow(t *testing.T) {
 		t.Errorf("findings table lacks %q:\n%s", want, b.String())
 	}
 }
+
+func TestAStepThatMerelyFollowsTheOnlyWaveIsNotTheWaves(t *testing.T) {
+	md := render(t, nodeWaves(names("n", 3), 3, nil), plan.MarkdownOptions{})
+	containsAll(t, md, "### 2–10. `z/node/{node}/…` · 3 nodes", "### 11. `z/batch/1/health` · HealthGate · risk none")
+	if strings.Contains(md, "after each wave") {
+		t.Errorf("a set of one wave has no steps after each wave:\n%s", md)
+	}
+}

@@ -173,9 +173,10 @@ func waveSets(steps []Step) []waveSet {
 				j++
 				continue
 			}
-			// The phase ends: keep the steps right after it that wait for its last wave.
+			// The set ends: keep the steps right after it that close its last wave as they closed the
+			// wave before (a health gate); a step that merely comes next is not the wave's.
 			trail, _ := splitGlue(steps, indexes(end, min(end+maxGlue, len(steps))), w)
-			w.trail = leadingRun(trail, end)
+			w.trail = sameTrail(steps, leadingRun(trail, end), ph.waves)
 			ph.waves = append(ph.waves, w)
 			ph.end = end + len(w.trail)
 			break
@@ -186,6 +187,34 @@ func waveSets(steps []Step) []waveSet {
 		i = j + 1
 	}
 	return out
+}
+
+// sameTrail keeps the steps of trail, in order, as long as they match the trail of the wave before,
+// numbers aside; none without a wave before.
+func sameTrail(steps []Step, trail []int, before []wave) []int {
+	if len(before) == 0 {
+		return nil
+	}
+	prev := before[len(before)-1].trail
+	var out []int
+	for i, t := range trail {
+		if i >= len(prev) || numbered(steps[t].ID) != numbered(steps[prev[i]].ID) {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// numbered is an ID with its segments that are numbers replaced by wavePlaceholder.
+func numbered(id string) string {
+	segs := strings.Split(id, "/")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = wavePlaceholder
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 func indexes(from, to int) []int {

@@ -52,8 +52,23 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 		}
 		return c
 	}
+	next := 0
 	for i := range p.Steps {
 		s := &p.Steps[i]
+		if next < len(sets) && sets[next].start == i {
+			// A wave set is a row of its own: what its nodes go through.
+			ws := sets[next]
+			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", plural(ws.nodeCount(), "node", "nodes"), familyName(ws.family)), "–")
+			c.target = "–"
+			c.how = []string{strings.Join(slotNames(p.Steps, ws), " → ")}
+			if n := len(ws.waves); n > 1 {
+				c.how[0] += fmt.Sprintf(", in %d waves", n)
+			}
+			for k := ws.start; k < ws.end; k++ {
+				c.risk = maxRisk(c.risk, p.Steps[k].Risk)
+			}
+			next++
+		}
 		var c *component
 		var verb string
 		switch {
@@ -84,17 +99,6 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 			c.target, verb = s.MoveTag.To, "move"
 		default:
 			continue
-		}
-		if c.last >= 0 && phaseOf(p.Steps[c.last].ID) == phaseOf(s.ID) {
-			// Node waves between two steps of a release in one phase are how it changes.
-			for _, ws := range sets {
-				if ws.start > c.last && ws.end <= i && phaseOf(p.Steps[ws.start].ID) == phaseOf(s.ID) {
-					c.how = append(c.how, ws.summary())
-					for k := ws.start; k < ws.end; k++ {
-						c.risk = maxRisk(c.risk, p.Steps[k].Risk)
-					}
-				}
-			}
 		}
 		if n := len(c.how); n == 0 || c.how[n-1] != verb {
 			c.how = append(c.how, verb)

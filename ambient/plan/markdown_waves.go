@@ -188,6 +188,15 @@ func slotsOf(steps []Step, ws waveSet) []slot {
 	return out
 }
 
+// slotNames are the short names of a wave set's template steps ("cordon", "drain", ...).
+func slotNames(steps []Step, ws waveSet) []string {
+	var out []string
+	for _, bl := range generic(steps, templateBlock(steps, ws)) {
+		out = append(out, shortName(bl.ID))
+	}
+	return out
+}
+
 // variantKey is stepKey without what the wave table tells per node: notes, what blocks the step and
 // the params of its checks.
 func variantKey(s Step) string {

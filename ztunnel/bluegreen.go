@@ -1174,7 +1174,9 @@ func (x *bg) finish() {
 		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{empty},
 		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"},
-		Notes:         []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
+		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
+		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
+		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
 	x.b.Add(rm)
 	gone := h
 	gone.Status = steps.StatusUninstalled

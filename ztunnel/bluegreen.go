@@ -948,9 +948,14 @@ func (x *bg) installGreen() {
 		}
 		ns["metadata"].(map[string]any)["labels"] = labels
 	}
-	x.b.Add(plan.Step{ID: x.base + "namespace", Description: "create namespace " + x.greenNS + " for the green ztunnel",
+	st := plan.Step{ID: x.base + "namespace", Description: "create namespace " + x.greenNS + " for the green ztunnel",
 		Reason: "a second ztunnel needs its own namespace: the chart's DaemonSet always selects app=ztunnel", Risk: plan.RiskLow,
-		ApplyObject: &plan.ApplyObject{Object: ns}})
+		ApplyObject: &plan.ApplyObject{Object: ns}}
+	if _, exists := x.s.Namespace(x.greenNS); !exists {
+		st.Rollback = &plan.Step{ID: st.ID + "/undo", Description: "delete the namespace the plan created (green is not installed yet)", Risk: plan.RiskLow,
+			DeleteObject: &plan.DeleteObject{APIVersion: "v1", Object: mesh.ObjectRef{Kind: "Namespace", Name: x.greenNS}}}
+	}
+	x.b.Add(st)
 	green, notes := x.greenValues()
 	values := x.b.Values(green, "ztunnel", x.greenRel, nil)
 	x.b.Track(mesh.HelmRelease{Name: x.greenRel, Namespace: x.greenNS, Chart: "ztunnel", ChartVersion: x.opts.Target.String(),

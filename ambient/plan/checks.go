@@ -152,7 +152,7 @@ var checkSpecs = map[CheckType]checkSpec{
 	}),
 	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", nil),
 	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
-		return "kubectl get pods -A -o wide  # on the nodes labelled " + c.Params["selector"]
+		return fmt.Sprintf("for n in $(kubectl get nodes -l '%s' -o name); do kubectl get pods -A -o wide --field-selector spec.nodeName=${n#node/}; done", c.Params["selector"])
 	}),
 	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check) string {
 		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s", c.Object.Name, c.Object.Namespace)

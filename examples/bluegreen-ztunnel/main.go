@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	target := c.String(cli.Spec{Name: "target", Arg: "VERSION", Usage: "green's version (default: the running ztunnel's)", Example: "--target 1.31.5"}, "")
 	var nf cli.NodeFlags
 	nf.Register(c, "", "")
-	charts := c.String(cli.Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the ztunnel chart comes from", Example: "--charts ./charts"}, "")
+	charts := c.String(cli.Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder of chart folders (ztunnel for the target; ztunnel@V and istiod@V for the running versions, which the plan upgrades in place), a repository URL or oci:// path", Example: "--charts ./charts"}, "")
 	waive := c.String(cli.Spec{Name: "waive", Arg: "CODE,...", Usage: "waivable finding codes to accept", Example: "--waive PDB_BLOCKS_DRAIN"}, "")
 	out := c.String(cli.Spec{Name: "o", Arg: "markdown|yaml|json", Usage: "how the plan is printed", Example: "-o yaml > plan.yaml"}, "markdown")
 	planFile := c.String(cli.Spec{Name: "plan-file", Arg: "FILE", Usage: "where the plan is saved, and read back by --resume", Example: "--plan-file bg.plan.yaml"}, "ambientkit-bluegreen.plan.yaml")

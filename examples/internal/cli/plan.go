@@ -41,7 +41,7 @@ func (f *Plan) Register(c *Command) {
 	str(&f.Strategy, Spec{Name: "strategy", Arg: "revision|in-place", Usage: "control plane: a new istiod revision beside the old one (revision, default), or in place", Example: "--strategy in-place"}, "")
 	str(&f.Ztunnel, Spec{Name: "ztunnel", Arg: "node-by-node|in-place|blue-green", Usage: "ztunnel: cordon, drain and replace node by node (default), let the DaemonSet roll in place, or run a second ztunnel on new nodes and move workloads there (blue-green)", Example: "--ztunnel blue-green --green-nodepools general"}, "")
 	f.NodeFlags.Register(c, "node-by-node and blue-green: ", "blue-green: ")
-	str(&f.Charts, Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder holding base, istiod, cni, ztunnel (and gateway) chart folders, as `helm pull --untar` leaves them; " +
+	str(&f.Charts, Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder holding base, istiod, cni, ztunnel (and gateway) chart folders, as `helm pull --untar` leaves them, and <chart>@<version> folders for other versions a plan needs; " +
 		"a Helm repository URL (its index.yaml then says which versions can be targeted); or an OCI registry path (default: " + ambient.DefaultChartRepository + ")",
 		Example: "--charts https://charts.mirror.example.com/istio  (or ./charts, or oci://registry.example.com/istio)"}, "")
 	str(&f.ChartIndex, Spec{Name: "chart-index", Arg: "FILE|URL", Usage: "a Helm repository index (index.yaml, or the <repo>-index.yaml `helm repo update` caches) whose versions are the targetable ones; default: the --charts repository's own index",
@@ -131,7 +131,25 @@ func ParseCharts(s string) (ambient.ChartSource, error) {
 		return ambient.ChartSource{}, fmt.Errorf("--charts %s: no chart folder %s (want DIR/<chart>/Chart.yaml for %s, as `helm pull istio/<chart> --version V --untar` leaves them)",
 			dir, strings.Join(missing, ", "), strings.Join(releases.DefaultCharts(), ", "))
 	}
-	return ambient.ChartSource{Dir: dir}, nil
+	src := ambient.ChartSource{Dir: dir}
+	// Charts of other versions a plan needs (a blue-green upgrades the running ztunnel and istiod at
+	// their own version) sit beside them as <chart>@<version> folders.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if _, _, ok := strings.Cut(e.Name(), "@"); !ok || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "Chart.yaml")); err == nil {
+			if src.Paths == nil {
+				src.Paths = map[string]string{}
+			}
+			src.Paths[e.Name()] = filepath.Join(dir, e.Name())
+		}
+	}
+	if err := src.Validate(); err != nil {
+		return ambient.ChartSource{}, fmt.Errorf("--charts %s: %w", dir, err)
+	}
+	return src, nil
 }
 
 // Options returns the upgrade options the flags ask for, for this mesh.

@@ -29,7 +29,8 @@ const annotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
 
 // Versions of the ztunnel chart the strategy depends on (istio/istio@<tag>:manifests/charts/ztunnel).
 var (
-	// affinityValue: the chart reads nodeSelector and affinity from 1.23 (templates/daemonset.yaml).
+	// affinityValue: the chart reads nodeSelector and affinity from 1.23 (templates/daemonset.yaml at
+	// 1.23.0; 1.22.0 renders only the kubernetes.io/os selector).
 	affinityValue = mesh.Version{Major: 1, Minor: 23}
 )
 
@@ -544,10 +545,10 @@ func (x *bg) heldNodes(np string) []mesh.ObjectRef {
 const labelNodePool = "karpenter.sh/nodepool"
 
 // discovery checks that istiod would discover green's namespace: with meshConfig.discoverySelectors
-// set, istiod only watches matching namespaces and writes istio-ca-root-cert nowhere else
-// (istio/istio@1.30.3: pilot/pkg/features, manifests/charts/istio-control/istio-discovery values
-// meshConfig). The plan creates the namespace with labels that match the first selector it can
-// satisfy.
+// set, istiod only watches matching namespaces and writes istio-ca-root-cert nowhere else (istio/istio
+// @1.30.3: pilot/pkg/serviceregistry/kube/controller/namespacecontroller.go filters namespaces and
+// ConfigMaps with kubeClient.ObjectFilter(), the discovery-selector filter). The plan creates the
+// namespace with labels that match the first selector it can satisfy.
 func (x *bg) discovery() {
 	for _, h := range x.istiodReleases() {
 		mc, _ := h.Values["meshConfig"].(map[string]any)

@@ -235,23 +235,7 @@ func TestUpgrade(t *testing.T) {
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			u.plan = p
-			if u.hash, err = execute.PlanHash(p); err != nil {
-				t.Fatal(err)
-			}
-			b, err := plan.EncodeYAML(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.planFile = filepath.Join(h.Cluster.RunDir(), "upgrade.plan.yaml")
-			if err := os.WriteFile(u.planFile, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[plan.Kind]int{}
-			for _, s := range p.Steps {
-				kinds[s.Kind()]++
-			}
-			t.Logf("plan %q: %d steps %v, saved to %s", p.Metadata.Name, len(p.Steps), kinds, u.planFile)
+			u.save(t, p, "upgrade.plan.yaml")
 			return ctx
 		}).
 		Assess("the plan is applied by a process killed mid-drain and resumed by another", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -431,6 +415,29 @@ func TestUpgrade(t *testing.T) {
 		return ctx
 	})
 	testenv.Test(t, f.Feature())
+}
+
+// save keeps the plan the apply processes apply: its hash, and the file in the run folder.
+func (u *upgradeRun) save(t *testing.T, p *plan.Plan, name string) {
+	t.Helper()
+	var err error
+	u.plan = p
+	if u.hash, err = execute.PlanHash(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := plan.EncodeYAML(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.planFile = filepath.Join(h.Cluster.RunDir(), name)
+	if err := os.WriteFile(u.planFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[plan.Kind]int{}
+	for _, s := range p.Steps {
+		kinds[s.Kind()]++
+	}
+	t.Logf("plan %q: %d steps %v, saved to %s (%d bytes)", p.Metadata.Name, len(p.Steps), kinds, u.planFile, len(b))
 }
 
 // stepAt names the step the apply processes had last started at a time.

@@ -1173,7 +1173,7 @@ func (x *bg) finish() {
 	rm := plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
 		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{empty},
-		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"},
+		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup"},
 		Notes:         []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
 	x.b.Add(rm)
 	gone := h

@@ -19,6 +19,20 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
+// demoRun is the demo world, its upgrade plan, an executor for it whose Permissions are what its
+// Snapshot reads (and tweak's), and what a run of the plan needs.
+func demoRun(t *testing.T, tweak ...func(*execute.Options)) (*world, *plan.Plan, *execute.Executor, *plan.Permissions) {
+	t.Helper()
+	w := demoWorld(t)
+	p := demoPlan(t, w)
+	e := w.Executor(append([]func(*execute.Options){w.observed(t)}, tweak...)...)
+	ps, err := e.RequiredPermissions(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, p, e, ps
+}
+
 // observed returns executor options whose Permissions are what the world's Snapshot (observe.Live)
 // reads.
 func (w *world) observed(t *testing.T) func(*execute.Options) {
@@ -71,13 +85,7 @@ func untouched(t *testing.T, w *world, before any) {
 // Every rule the demo upgrade needs is needed: with any one of them taken away, Apply stops before it
 // changes anything and names exactly the permissions that rule alone granted, with their steps.
 func TestTheDemoUpgradeStopsBeforeAnyChangeWithoutAnyOneOfItsRules(t *testing.T) {
-	w := demoWorld(t)
-	p := demoPlan(t, w)
-	e := w.Executor(w.observed(t))
-	ps, err := e.RequiredPermissions(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, e, ps := demoRun(t)
 	rules := ps.Rules()
 	if len(rules) < 20 {
 		t.Fatalf("the demo upgrade needs only %d rules; the derivation lost some", len(rules))
@@ -85,12 +93,9 @@ func TestTheDemoUpgradeStopsBeforeAnyChangeWithoutAnyOneOfItsRules(t *testing.T)
 	before := w.State()
 	for i, r := range rules {
 		w.Deny(r)
-		others := slices.Delete(slices.Clone(rules), i, i+1)
 		var want []plan.Permission
-		for _, n := range ps.Needs() {
-			if !plan.Allowed(others, n.Permission) {
-				want = append(want, n.Permission)
-			}
+		for _, n := range ps.NotGranted(slices.Delete(slices.Clone(rules), i, i+1)) {
+			want = append(want, n.Permission)
 		}
 		if len(want) == 0 {
 			t.Errorf("rule %s grants nothing the others do not: it is not needed", r)
@@ -158,13 +163,7 @@ func TestThePreflightNamesTheMissingPermissionAndItsSteps(t *testing.T) {
 
 // Preflight can be called on its own: it asks one review per permission and changes nothing.
 func TestPreflightOnItsOwnAsksOneReviewPerPermission(t *testing.T) {
-	w := demoWorld(t)
-	p := demoPlan(t, w)
-	e := w.Executor(w.observed(t))
-	ps, err := e.RequiredPermissions(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, p, e, ps := demoRun(t)
 	before := w.State()
 	if err := e.Preflight(context.Background(), p); err != nil {
 		t.Fatalf("everything is allowed: %v", err)

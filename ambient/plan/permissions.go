@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -191,7 +192,7 @@ func (r Rule) Allows(p Permission) bool {
 	if len(r.ResourceNames) == 0 {
 		return true
 	}
-	return p.Name != "" && has(r.ResourceNames, p.Name)
+	return p.Name != "" && slices.Contains(r.ResourceNames, p.Name)
 }
 
 // Allowed reports whether some rule grants the permission.
@@ -204,16 +205,19 @@ func Allowed(rules []Rule, p Permission) bool {
 	return false
 }
 
-func has(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// NotGranted returns the needs no rule grants, sorted: what a preflight refuses when rules are all
+// the client holds.
+func (ps *Permissions) NotGranted(rules []Rule) []Need {
+	var out []Need
+	for _, n := range ps.Needs() {
+		if !Allowed(rules, n.Permission) {
+			out = append(out, n)
 		}
 	}
-	return false
+	return out
 }
 
-func hasOrStar(list []string, s string) bool { return has(list, s) || has(list, "*") }
+func hasOrStar(list []string, s string) bool { return slices.Contains(list, s) || slices.Contains(list, "*") }
 
 // Rules returns the fewest plain rules that grant every need and nothing else: a need another one
 // covers (a named get under an unnamed get, a namespace's list under a cluster-wide list) is

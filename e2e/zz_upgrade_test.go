@@ -96,6 +96,8 @@ type upgradeRun struct {
 	chartDir string
 	// runs are the apply processes, in order.
 	runs []*applyProcess
+	// rbac is the ServiceAccount the apply processes run as, bound to exactly the plan's derived rules.
+	rbac *leastPrivilege
 	// killedStep is the drain step that was in progress when the first process was killed.
 	killedStep string
 	t0         time.Time
@@ -175,6 +177,7 @@ func TestUpgrade(t *testing.T) {
 			}
 			u.watcher = w
 
+			createAccount(ctx, t) // the ServiceAccount the plan runs as; its namespace is in the snapshot
 			// The charts of release 1.31.4: the same sources, stamped as Istio's release build does.
 			u.chartDir = filepath.Join(h.Cluster.RunDir(), "charts-"+upgradeVersion)
 			paths, err := h.Helm.StampCharts(u.chartDir, upgradeVersion)
@@ -236,6 +239,16 @@ func TestUpgrade(t *testing.T) {
 				t.Fatal(err)
 			}
 			u.save(t, p, "upgrade.plan.yaml")
+			// The apply processes run as a ServiceAccount bound to exactly what the plan derives.
+			u.rbac = grantDerivedRBAC(ctx, t, p, snap)
+			chartObjectsAreGranted(t, u.rbac, p)
+			return ctx
+		}).
+		Assess("without any one derived rule the preflight names what it granted and nothing changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			u := upgradeState(ctx, t)
+			t1 := time.Now()
+			everyRuleIsNeeded(ctx, t, u.rbac, u.plan)
+			u.timing("rbac-minimal", t1)
 			return ctx
 		}).
 		Assess("the plan is applied by a process killed mid-drain and resumed by another", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -508,7 +521,7 @@ type applyProcess struct {
 func startApply(t *testing.T, u *upgradeRun, n int, resume bool) *applyProcess {
 	t.Helper()
 	cfg := upgrade.Config{
-		Kubeconfig: h.Cluster.Kubeconfig(), PlanFile: u.planFile, Resume: resume,
+		Kubeconfig: u.rbac.kubeconfig, PlanFile: u.planFile, Resume: resume,
 		Identity: fmt.Sprintf("e2e-apply-%d", n), LeaseDuration: upgradeLease,
 		PollInterval: 500 * time.Millisecond, VerifyTimeout: 3 * time.Minute,
 		HelmDir: filepath.Join(h.Cluster.RunDir(), "helm-apply"), QPS: 50, Burst: 100,

@@ -164,6 +164,9 @@ func TestBlueGreenZtunnel(t *testing.T) {
 				}
 			}
 			bg.save(t, p, "bluegreen.plan.yaml")
+			// As in TestUpgrade, the apply processes run as a ServiceAccount bound to exactly the
+			// rules this plan derives.
+			bg.rbac = grantDerivedRBAC(ctx, t, p, snap)
 			for _, s := range p.Steps {
 				if s.Drain != nil {
 					bg.drainOrder = append(bg.drainOrder, s.Drain.Node)

@@ -13,4 +13,9 @@
 // steps with the helm and kubectl commands a person would type, the steps of node waves once as a
 // template with a table of the waves' nodes. RenderMarkdownWith with MarkdownOptions{Full: true}
 // renders every step on its own.
+//
+// RequiredPermissions derives from a plan's steps the exact RBAC its run needs (each action kind's
+// and each check type's requests, the Helm SDK's for each Istio chart), named with the steps that
+// need it; Permissions.Rules compacts them into rules and RenderRBAC writes them as a ClusterRole and
+// Roles, with the upstream source of each rule beside it.
 package plan

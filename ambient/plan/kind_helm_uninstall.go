@@ -6,6 +6,9 @@ import "fmt"
 type HelmUninstall struct {
 	Release   string `json:"release"`
 	Namespace string `json:"namespace"`
+	// Chart is the release's chart (istiod, cni, ztunnel, gateway, base), so that what its objects
+	// need is known (RequiredPermissions); empty in plans made before it was recorded.
+	Chart string `json:"chart,omitempty"`
 	// BackupStep is the ID of the Backup step that saved what is removed. A rollback that removes what
 	// its step installed names none: the executor backs the release up itself before removing it.
 	BackupStep string `json:"backupStep"`

@@ -106,6 +106,8 @@ type Report struct {
 	// CPUSeconds is the process's CPU time during the Apply, WallSeconds its wall time.
 	CPUSeconds  float64 `json:"cpuSeconds"`
 	WallSeconds float64 `json:"wallSeconds"`
+	// PerNode is each node's requests beyond evictions in its own steps, lowest first.
+	PerNode []int64 `json:"perNode"`
 }
 
 const evictions = "CREATE pods/eviction"
@@ -128,13 +130,13 @@ func (a *attribution) report(strategy string, p *plan.Plan, before, after map[st
 	for _, g := range []*group{&r.NodeSteps, &r.Gates, &r.Other, &r.Run} {
 		g.Requests = map[string]int64{}
 	}
-	nodes := map[string]bool{}
+	nodes := map[string]int64{}
 	for id, d := range a.byStep {
 		g := &r.Other
 		switch {
 		case nodeOf(id) != "":
 			g = &r.NodeSteps
-			nodes[nodeOf(id)] = true
+			nodes[nodeOf(id)] += group{Requests: d}.total(evictions)
 		case strings.Contains(id, "/batch/"):
 			g = &r.Gates
 		}
@@ -150,6 +152,10 @@ func (a *attribution) report(strategy string, p *plan.Plan, before, after map[st
 	}
 	r.Run.Steps = len(p.Steps)
 	r.Nodes = len(nodes)
+	for _, v := range nodes {
+		r.PerNode = append(r.PerNode, v)
+	}
+	sort.Slice(r.PerNode, func(i, j int) bool { return r.PerNode[i] < r.PerNode[j] })
 	return r
 }
 
@@ -160,6 +166,9 @@ func (r Report) text() string {
 	fmt.Fprintf(&b, "\n%s: %d steps over %d nodes\n", r.Strategy, r.Steps, r.Nodes)
 	fmt.Fprintf(&b, "  requests per node beyond evictions: node steps %.2f + batch gates %.2f = %.2f; other (whole-mesh) steps %.2f; whole run %.2f\n",
 		per(r.NodeSteps), per(r.Gates), per(r.NodeSteps)+per(r.Gates), per(r.Other), per(r.Run))
+	if k := len(r.PerNode); k > 0 {
+		fmt.Fprintf(&b, "  one node's own steps, beyond evictions: min %d, median %d, max %d\n", r.PerNode[0], r.PerNode[k/2], r.PerNode[k-1])
+	}
 	fmt.Fprintf(&b, "  evictions: %d (%.2f per node)\n", r.Run.Requests[evictions], float64(r.Run.Requests[evictions])/n)
 	fmt.Fprintf(&b, "  executor CPU %.1fs over %.1fs wall: %.2f%% of wall\n", r.CPUSeconds, r.WallSeconds, 100*r.CPUSeconds/max(r.WallSeconds, 1e-9))
 	for _, s := range []struct {

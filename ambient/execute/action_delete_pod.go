@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -33,16 +35,20 @@ func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *S
 	}
 	recorded := false // the journal was written in this call
 	if _, ok := rec.State["pods"]; !ok {
-		var pods corev1.PodList
-		opts := []client.ListOption{client.InNamespace(ps.Namespace), client.MatchingLabels(ps.Selector)}
-		if ps.Node != "" {
-			opts = append(opts, client.MatchingFields{"spec.nodeName": ps.Node})
-		}
-		if err := e.retry(ctx, "list pods "+where, func(ctx context.Context) error { return e.c.List(ctx, &pods, opts...) }); err != nil {
-			return outcome{}, fmt.Errorf("list pods with labels %v in %s: %w", ps.Selector, where, err)
+		pods, ok := e.podsFromDrain(r, ps)
+		if !ok {
+			var list corev1.PodList
+			opts := []client.ListOption{client.InNamespace(ps.Namespace), client.MatchingLabels(ps.Selector)}
+			if ps.Node != "" {
+				opts = append(opts, client.MatchingFields{"spec.nodeName": ps.Node})
+			}
+			if err := e.retry(ctx, "list pods "+where, func(ctx context.Context) error { return e.c.List(ctx, &list, opts...) }); err != nil {
+				return outcome{}, fmt.Errorf("list pods with labels %v in %s: %w", ps.Selector, where, err)
+			}
+			pods = list.Items
 		}
 		var targets []string
-		for _, p := range pods.Items {
+		for _, p := range pods {
 			if p.DeletionTimestamp == nil {
 				targets = append(targets, p.Name+"="+string(p.UID))
 			}
@@ -114,6 +120,36 @@ func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *S
 		out.touched = append(out.touched, mesh.ObjectRef{Kind: "Pod", Namespace: ns, Name: n})
 	}
 	return out, nil
+}
+
+// drainViewAge bounds how old the drain's LIST may be for a pod deletion to take its pods from it.
+const drainViewAge = 2 * time.Second
+
+// podsFromDrain returns the selected pods from the LIST that the drain of the same node made in the
+// previous unit (its last pass, the one that found the node drained), when that LIST is at most
+// drainViewAge old: a node's ztunnel pod is deleted right after its drain, and the drain listed every
+// pod on the node moments before. Deleting from that LIST is as safe as from a new one: the UIDs are
+// recorded in the journal before any deletion, and every deletion carries its UID as a precondition,
+// so a pod replaced since (by its controller or anyone) is never deleted, only found gone; a pod
+// created since is the DaemonSet's at its current template, which is what the step wants running.
+// A retry, a resumed run, a Step call or anything else between the drain and the deletion lists.
+func (e *Executor) podsFromDrain(r *run, ps *plan.PodSelection) ([]corev1.Pod, bool) {
+	v := r.lastPods
+	r.lastPods = podsView{}
+	if r.dry || ps.Node == "" || v.node != ps.Node {
+		return nil, false
+	}
+	if age := e.clock.Now().Sub(v.at); age < 0 || age > drainViewAge {
+		return nil, false
+	}
+	sel := labels.SelectorFromSet(ps.Selector)
+	var out []corev1.Pod
+	for _, p := range v.pods {
+		if p.Namespace == ps.Namespace && p.Spec.NodeName == ps.Node && sel.Matches(labels.Set(p.Labels)) {
+			out = append(out, p)
+		}
+	}
+	return out, true
 }
 
 func podNames(targets []string) []string {

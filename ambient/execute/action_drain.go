@@ -100,6 +100,7 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		delete(r.backoff, st.ID)
 		if !r.dry {
 			r.justSaw = unitView{step: st.ID, drained: d.Node, ambient: d.AmbientOnly}
+			r.nodePods = podsView{node: d.Node, at: e.clock.Now(), pods: pods.Items}
 		}
 		if total == 0 {
 			return finished(fmt.Sprintf("node %s had no pod to evict", d.Node)), nil

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
@@ -26,9 +27,14 @@ import (
 // costNodes is how many nodes the cost tests add to the demo mesh's 14.
 const costNodes = 100
 
-// maxRequestsPerNode is the ceiling of API requests per node beyond evictions: everything the
-// node's own steps, the batch health gates and the lease and journal cost, divided by the nodes.
-const maxRequestsPerNode = 10
+// The ceilings of API requests per node beyond evictions: everything the node's own steps and the
+// batch health gates cost (lease and journal included), divided by the nodes. Issue 12 asks for at
+// most 10; each ceiling sits just above what the executor makes today, so a change that adds a
+// request per node fails.
+const (
+	maxNodeByNodeRequestsPerNode = 9
+	maxBlueGreenRequestsPerNode  = 7
+)
 
 // scaledDemoWorld is the demo world with extra nodes in pool general, each running one pod of the
 // ambient Deployment catalog/fleet besides the node agents the DaemonSets place there.
@@ -157,7 +163,7 @@ const evictions = "create Pod/eviction"
 // reportCost logs the per-node, gate and whole-run costs and checks the ceiling: requests per node
 // beyond evictions, counting the node steps, the batch gates, and every other step of the run
 // (whole-mesh steps, lease and journal) spread over the nodes.
-func reportCost(t *testing.T, name string, c *stepCost, nodes int, nodeStep, gateStep func(string) bool) {
+func reportCost(t *testing.T, name string, ceiling float64, c *stepCost, nodes int, nodeStep, gateStep func(string) bool) {
 	t.Helper()
 	node := c.sum(nodeStep)
 	gates := c.sum(gateStep)
@@ -169,15 +175,15 @@ func reportCost(t *testing.T, name string, c *stepCost, nodes int, nodeStep, gat
 	t.Logf("  batch health gates (%d): %.2f per node\n%s", gates.steps, per(gates), gates.lines(nodes))
 	t.Logf("  the other steps (%d, whole-mesh): %.2f per node\n%s", rest.steps, per(rest), rest.lines(nodes))
 	t.Logf("  whole run: %d requests, %.2f per node beyond evictions", all.total(), per(all))
-	if got := per(node) + per(gates); got > maxRequestsPerNode {
-		t.Errorf("%s: %.2f requests per node in the node steps and gates beyond evictions; the ceiling is %d", name, got, maxRequestsPerNode)
+	if got := per(node) + per(gates); got > ceiling {
+		t.Errorf("%s: %.2f requests per node in the node steps and gates beyond evictions; the ceiling is %g", name, got, ceiling)
 	}
 }
 
-// TestNodeByNodeCostsAtMostTenRequestsPerNode applies ambient.PlanUpgrade's node-by-node plan to the
+// TestNodeByNodeRequestsPerNode applies ambient.PlanUpgrade's node-by-node plan to the
 // scaled demo world and counts the API requests of each node's steps (cordon, drain, replace, wait,
 // uncordon) and of the batch health gates.
-func TestNodeByNodeCostsAtMostTenRequestsPerNode(t *testing.T) {
+func TestNodeByNodeRequestsPerNode(t *testing.T) {
 	w := scaledDemoWorld(t, costNodes)
 	snap, err := w.Snapshot(context.Background())
 	if err != nil {
@@ -198,16 +204,16 @@ func TestNodeByNodeCostsAtMostTenRequestsPerNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := len(snap.Nodes)
-	reportCost(t, "node by node", c, nodes,
+	reportCost(t, "node by node", maxNodeByNodeRequestsPerNode, c, nodes,
 		func(id string) bool { return strings.HasPrefix(id, "ztunnel/node/") },
 		func(id string) bool { return strings.HasPrefix(id, "ztunnel/batch/") })
 	checkUpgraded(t, w, "1-30-3", map[string]bool{"ip-10-0-1-18.ec2.internal": true})
 }
 
-// TestBlueGreenCostsAtMostTenRequestsPerNode applies ztunnel.BlueGreenZtunnel's plan to the scaled
+// TestBlueGreenRequestsPerNode applies ztunnel.BlueGreenZtunnel's plan to the scaled
 // demo world, green nodes arriving once green is installed, and counts the API requests of each blue
 // node's steps (cordon, drain with its WorkloadsReady postcondition) and of the batch health gates.
-func TestBlueGreenCostsAtMostTenRequestsPerNode(t *testing.T) {
+func TestBlueGreenRequestsPerNode(t *testing.T) {
 	w := scaledDemoWorld(t, costNodes)
 	p := blueGreenPlan(t, w, ztunnel.BlueGreen{BatchSize: 5, Capacity: ztunnel.GreenCapacity{Nodes: 4}})
 	ctx := context.Background()
@@ -240,10 +246,77 @@ func TestBlueGreenCostsAtMostTenRequestsPerNode(t *testing.T) {
 			blue[st.Drain.Node] = true
 		}
 	}
-	reportCost(t, "blue-green", c, len(blue),
+	reportCost(t, "blue-green", maxBlueGreenRequestsPerNode, c, len(blue),
 		func(id string) bool {
 			return strings.HasPrefix(id, "ztunnel/bluegreen/cordon/") || strings.HasPrefix(id, "ztunnel/bluegreen/drain/")
 		},
 		func(id string) bool { return strings.HasPrefix(id, "ztunnel/bluegreen/batch/") })
 	checkBlueGreenDone(t, w)
+}
+
+// TestReplaceAfterDrainNeverDeletesAReplacement: a node's ztunnel pod is deleted from the drain's
+// LIST, not a new one. When the pod is replaced between the drain and the deletion (here the world's
+// DaemonSet recreates it, already at the new version, right after the drain finishes), the deletion
+// of the recorded UID finds it gone and leaves the replacement running.
+func TestReplaceAfterDrainNeverDeletesAReplacement(t *testing.T) {
+	ctx := context.Background()
+	w := scaledDemoWorld(t, 2)
+	snap, err := w.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion(toV), Today: t0,
+		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 5}, Waive: []plan.Code{plan.CodeNamespaceInjectionConflict}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const node = "ip-10-0-9-1.ec2.internal"
+	ztunnelPods := func() map[string]bool {
+		var pods corev1.PodList
+		if err := w.Base.List(ctx, &pods, client.InNamespace("istio-system"), client.MatchingLabels{"app": "ztunnel"}); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+				out[p.Name] = true
+			}
+		}
+		return out
+	}
+	var replacement, replaceMsg string
+	observer := func(ev execute.Event) {
+		switch {
+		case ev.Type == execute.EventStepFinished && ev.StepID == "ztunnel/node/"+node+"/drain":
+			before := ztunnelPods()
+			for name := range before {
+				// Through the world's client, so its DaemonSet recreates the pod at its template.
+				if err := w.Client.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "istio-system", Name: name}}); err != nil {
+					t.Error(err)
+				}
+			}
+			for name := range ztunnelPods() {
+				if !before[name] {
+					replacement = name
+				}
+			}
+		case ev.Type == execute.EventStepFinished && ev.StepID == "ztunnel/node/"+node+"/replace":
+			replaceMsg = strings.Join(ev.Changes, "; ")
+			if !ztunnelPods()[replacement] {
+				t.Errorf("the replace step deleted %s, which replaced the pod the drain listed", replacement)
+			}
+		}
+	}
+	if _, err := w.Executor(func(o *execute.Options) { o.Observer = observer }).Apply(ctx, p, execute.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if replacement == "" || replaceMsg == "" {
+		t.Fatalf("the test did not run as meant: replacement %q, replace step %q", replacement, replaceMsg)
+	}
+	if !strings.Contains(replaceMsg, "already gone") {
+		t.Errorf("replace step: %q, want the listed pod found already gone", replaceMsg)
+	}
+	if !ztunnelPods()[replacement] {
+		t.Errorf("%s is gone after the run", replacement)
+	}
 }

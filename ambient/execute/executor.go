@@ -73,6 +73,17 @@ type run struct {
 	// ambientNS caches the ambient namespaces for drains (see ambientNamespacesFor).
 	ambientNS   map[string]bool
 	ambientNSAt time.Time
+	// nodePods is what the last pass of a drain that finished in the current unit listed on its
+	// node; lastPods the same from the previous unit, for the pod deletion that follows a drain in a
+	// node's steps (see podsFromDrain). Every unit moves the first to the second.
+	nodePods, lastPods podsView
+}
+
+// podsView is a LIST of every pod on a node, made at a moment of the run's Clock.
+type podsView struct {
+	node string
+	at   time.Time
+	pods []corev1.Pod
 }
 
 // unitView is what a unit's action saw of the cluster just now: the node its cordon or uncordon was
@@ -499,6 +510,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		return sr, stepErr(st.ID, fmt.Errorf("interrupted (the journal resumes it): %w", err))
 	}
 	r.justSaw = unitView{}
+	r.lastPods, r.nodePods = r.nodePods, podsView{}
 	rec := r.rec.step(st.ID)
 	switch rec.Status {
 	case StatusDone:

@@ -45,6 +45,7 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 	"github.com/ambientkit/ambientkit/ztunnel"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The blue-green the feature carries out.
@@ -113,6 +114,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			bg.watcher = w
 
 			t1 = time.Now()
+			createAccount(ctx, t) // the ServiceAccount the plan runs as; its namespace is in the snapshot
 			snap, err := live(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -141,32 +143,50 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			if len(snap.NodePools) != 2 {
 				t.Fatalf("observation found NodePools %v, want general and batch", snap.NodePools)
 			}
-			p, err := ztunnel.BlueGreenZtunnel(snap, ztunnel.BlueGreenOptions{
-				Target: bg.version,
-				Strategy: ztunnel.BlueGreen{BatchSize: bgBatch, LocalStorage: ztunnel.LocalStorageEvict,
-					Capacity: ztunnel.GreenCapacity{NodePools: []string{harness.PoolGeneral, harness.PoolBatch}}},
-				Charts: ambient.ChartSource{Paths: paths},
-				Values: map[string]map[string]any{bgGreen: {"tag": bg.version.String(), "global": map[string]any{"tag": bg.version.String()}}},
-			})
-			if err != nil {
-				t.Fatalf("BlueGreenZtunnel: %v", err)
-			}
-			logFindings(t, p)
-			if !p.Runnable() {
-				t.Fatalf("the blue-green plan is not runnable: stopping findings %v", plan.Stopping(p.Findings))
-			}
-			bg.timing("plan", t1)
-			if settle, shorten := upgradeSettle(t); shorten {
-				for i := range p.Steps {
-					if g := p.Steps[i].HealthGate; g != nil {
-						g.SettleSeconds = int64(settle / time.Second)
+			makePlan := func(snap *mesh.Snapshot) *plan.Plan {
+				t.Helper()
+				p, err := ztunnel.BlueGreenZtunnel(snap, ztunnel.BlueGreenOptions{
+					Target: bg.version,
+					Strategy: ztunnel.BlueGreen{BatchSize: bgBatch, LocalStorage: ztunnel.LocalStorageEvict,
+						Capacity: ztunnel.GreenCapacity{NodePools: []string{harness.PoolGeneral, harness.PoolBatch}}},
+					Charts: ambient.ChartSource{Paths: paths},
+					Values: map[string]map[string]any{bgGreen: {"tag": bg.version.String(), "global": map[string]any{"tag": bg.version.String()}}},
+				})
+				if err != nil {
+					t.Fatalf("BlueGreenZtunnel: %v", err)
+				}
+				if !p.Runnable() {
+					t.Fatalf("the blue-green plan is not runnable: stopping findings %v", plan.Stopping(p.Findings))
+				}
+				if settle, shorten := upgradeSettle(t); shorten {
+					for i := range p.Steps {
+						if g := p.Steps[i].HealthGate; g != nil {
+							g.SettleSeconds = int64(settle / time.Second)
+						}
 					}
 				}
+				return p
 			}
-			bg.save(t, p, "bluegreen.plan.yaml")
+			p := makePlan(snap)
+			logFindings(t, p)
+			bg.timing("plan", t1)
 			// As in TestUpgrade, the apply processes run as a ServiceAccount bound to exactly the
-			// rules this plan derives.
+			// rules this plan derives. Green's namespace does not exist yet and its Role needs it:
+			// the RBAC creates it, which changes the cluster the plan was made from, so the plan is
+			// made again, and must be the same steps, which the rules derived from the first cover.
 			bg.rbac = grantDerivedRBAC(ctx, t, p, snap)
+			if len(bg.rbac.created) == 0 {
+				t.Fatalf("the RBAC created no namespace; want %s, which the plan installs green into", bgGreenNamespace)
+			}
+			if snap, err = live(ctx); err != nil {
+				t.Fatal(err)
+			}
+			again := makePlan(snap)
+			if d := cmp.Diff(p.Steps, again.Steps); d != "" {
+				t.Fatalf("planned again after the RBAC created %v, the steps differ (-first +again):\n%s", bg.rbac.created, d)
+			}
+			p = again
+			bg.save(t, p, "bluegreen.plan.yaml")
 			for _, s := range p.Steps {
 				if s.Drain != nil {
 					bg.drainOrder = append(bg.drainOrder, s.Drain.Node)

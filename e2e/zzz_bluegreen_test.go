@@ -11,12 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -208,13 +206,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			}
 			err := first.wait()
 			bg.timing("apply-until-kill", t1)
-			if first.killedBy == nil {
-				t.Fatalf("the first apply process ended before it was killed (%v); its last lines:\n%s", err, first.tail(15))
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("the first apply process ended with %v, want killed by SIGKILL", err)
-			}
+			first.requireKilled(t, err)
 			bg.killedStep = first.killedBy.StepID
 			t.Logf("SIGKILL during %s (%s), %d steps finished", first.killedBy.StepID, first.killedBy.Message, first.finished())
 

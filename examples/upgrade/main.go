@@ -142,11 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if rbac.File != "" {
-		line, err := rbac.Write(ex, p, snap)
-		if err == nil {
-			fmt.Fprintln(say, "\n"+line)
-		}
-		return err
+		return rbac.Write(say, ex, p, snap)
 	}
 	defer prog.End()
 	if *rollback != "" {

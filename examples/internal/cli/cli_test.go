@@ -505,8 +505,8 @@ func TestRBACFlagsWriteRolesForExactlyWhatTheRunNeeds(t *testing.T) {
 	if err := r.Check(); err != nil {
 		t.Fatal(err)
 	}
-	line, err := r.Write(ex, p, snap)
-	if err != nil {
+	var said bytes.Buffer
+	if err := r.Write(&said, ex, p, snap); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(r.File)
@@ -523,8 +523,8 @@ func TestRBACFlagsWriteRolesForExactlyWhatTheRunNeeds(t *testing.T) {
 	if strings.Contains(out, "not covered") {
 		t.Errorf("the derivation does not cover every step:\n%s", out)
 	}
-	if !strings.Contains(line, "kubectl apply -f "+r.File) || !strings.Contains(line, "platform/upgrader") {
-		t.Errorf("the line says %q, want how to apply it and to whom it is bound", line)
+	if line := said.String(); !strings.Contains(line, "kubectl apply -f "+r.File) || !strings.Contains(line, "platform/upgrader") {
+		t.Errorf("it says %q, want how to apply it and to whom it is bound", line)
 	}
 	// A dry run records no Events, so it needs no right to write them.
 	if RunPermissions(snap, "").Len() >= RunPermissions(snap, hash).Len() {

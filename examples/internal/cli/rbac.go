@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -54,17 +55,17 @@ func RunPermissions(snap *mesh.Snapshot, eventsFor string) *plan.Permissions {
 	return ps
 }
 
-// Write writes the RBAC of ex's run of p to File (0644: it holds no secret) and returns a line that
-// says what it holds and how to use it. A namespace that holds rules but is not in snap (one the
-// plan creates) is written ahead of its Role.
-func (r *RBAC) Write(ex *execute.Executor, p *plan.Plan, snap *mesh.Snapshot) (string, error) {
+// Write writes the RBAC of ex's run of p to File (0644: it holds no secret) and tells w what it
+// holds and how to use it. A namespace that holds rules but is not in snap (one the plan creates)
+// is written ahead of its Role.
+func (r *RBAC) Write(w io.Writer, ex *execute.Executor, p *plan.Plan, snap *mesh.Snapshot) error {
 	ps, err := ex.RequiredPermissions(p)
 	if err != nil {
-		return "", err
+		return err
 	}
 	hash, err := execute.PlanHash(p)
 	if err != nil {
-		return "", err
+		return err
 	}
 	// Named for the plan, as its journal is: the rules grant this plan's objects and nothing else.
 	o := plan.RBACOptions{Name: "ambientkit-plan-" + strings.TrimPrefix(hash, "sha256:")[:12]}
@@ -75,17 +76,18 @@ func (r *RBAC) Write(ex *execute.Executor, p *plan.Plan, snap *mesh.Snapshot) (s
 		}
 	}
 	if err := os.WriteFile(r.File, plan.RenderRBAC(ps, o), 0o644); err != nil {
-		return "", fmt.Errorf("--rbac: %w", err)
+		return fmt.Errorf("--rbac: %w", err)
 	}
 	bound := "bind them to the account that runs the plan"
 	if r.Account != "" {
 		bound = "bound to ServiceAccount " + r.Account
 	}
-	line := fmt.Sprintf("%d permissions as %d rules written to %s (%s; nothing was changed): kubectl apply -f %s",
+	fmt.Fprintf(w, "\n%d permissions as %d rules written to %s (%s; nothing was changed): kubectl apply -f %s",
 		ps.Len(), len(ps.Rules()), r.File, bound, r.File)
 	if len(o.CreateNamespaces) > 0 {
-		line += fmt.Sprintf("\nit also creates namespace %s, which the plan installs into and its Role needs: plan again after applying it (the saved plan was made without it)",
+		fmt.Fprintf(w, "\nit also creates namespace %s, which the plan installs into and its Role needs: plan again after applying it (the saved plan was made without it)",
 			strings.Join(o.CreateNamespaces, ", "))
 	}
-	return line, nil
+	_, err = fmt.Fprintln(w)
+	return err
 }

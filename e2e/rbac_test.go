@@ -63,8 +63,10 @@ type leastPrivilege struct {
 	// perms are what the run needs, rules what grants them, extra what Snapshot and the events need.
 	perms, extra *plan.Permissions
 	rules        []plan.Rule
-	// objects are the roles and bindings applied.
+	// objects are the roles and bindings applied (and the namespaces created for them).
 	objects []*unstructured.Unstructured
+	// created are the namespaces the RBAC created ahead of their Roles (plan.RBACOptions.CreateNamespaces).
+	created []string
 	// client and clientset act as the ServiceAccount.
 	client    client.Client
 	clientset kubernetes.Interface
@@ -108,8 +110,15 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 		t.Fatalf("the derivation does not cover: %v", u)
 	}
 
-	rendered := plan.RenderRBAC(lp.perms, plan.RBACOptions{Name: rbacName, ServiceAccountNamespace: rbacNamespace, ServiceAccountName: rbacAccount,
-		Labels: map[string]string{"app.kubernetes.io/part-of": "ambientkit-e2e"}})
+	o := plan.RBACOptions{Name: rbacName, ServiceAccountNamespace: rbacNamespace, ServiceAccountName: rbacAccount,
+		Labels: map[string]string{"app.kubernetes.io/part-of": "ambientkit-e2e"}}
+	for _, ns := range lp.perms.Namespaces() {
+		if _, ok := snap.Namespace(ns); !ok {
+			o.CreateNamespaces = append(o.CreateNamespaces, ns) // the plan installs into it: created ahead of its Role
+		}
+	}
+	lp.created = o.CreateNamespaces
+	rendered := plan.RenderRBAC(lp.perms, o)
 	path := filepath.Join(h.Cluster.RunDir(), "upgrade.rbac.yaml")
 	if err := os.WriteFile(path, rendered, 0o644); err != nil {
 		t.Fatal(err)
@@ -198,6 +207,9 @@ func (lp *leastPrivilege) can(ctx context.Context, p plan.Permission) (bool, err
 // revoke deletes the roles, the bindings and the ServiceAccount's namespace.
 func (lp *leastPrivilege) revoke(ctx context.Context, t *testing.T) {
 	for _, o := range lp.objects {
+		if o.GetKind() == "Namespace" {
+			continue // the plan installed into it; it is the plan's now
+		}
 		if err := h.Applier.Delete(ctx, o); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}

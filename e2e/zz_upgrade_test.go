@@ -272,13 +272,7 @@ func TestUpgrade(t *testing.T) {
 			}
 			t.Logf("node churn during the run: %s removed, %s added", churn.gone, churn.added)
 			u.timing("apply-until-kill", t1)
-			if first.killedBy == nil {
-				t.Fatalf("the first apply process ended before it was killed (%v); its last lines:\n%s", err, first.tail(15))
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("the first apply process ended with %v, want killed by SIGKILL", err)
-			}
+			first.requireKilled(t, err)
 			u.killedStep = first.killedBy.StepID
 			t.Logf("SIGKILL after %q (%s: %s), %d steps finished", first.killedBy.Type, first.killedBy.StepID, first.killedBy.Message, first.finished())
 
@@ -525,6 +519,19 @@ type applyProcess struct {
 	lines    []upgrade.Line
 	killedBy *upgrade.Line
 	done     chan error
+}
+
+// requireKilled fails the test unless the process ended by the SIGKILL its killWhen sent; err is
+// what wait returned.
+func (a *applyProcess) requireKilled(t *testing.T, err error) {
+	t.Helper()
+	if a.killedBy == nil {
+		t.Fatalf("the first apply process ended before it was killed (%v); its last lines:\n%s", err, a.tail(15))
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the first apply process ended with %v, want killed by SIGKILL", err)
+	}
 }
 
 // startApply runs the test binary again as an apply process (see init).

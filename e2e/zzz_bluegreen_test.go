@@ -11,12 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,6 +43,7 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 	"github.com/ambientkit/ambientkit/ztunnel"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The blue-green the feature carries out.
@@ -113,6 +112,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			bg.watcher = w
 
 			t1 = time.Now()
+			createAccount(ctx, t) // the ServiceAccount the plan runs as; its namespace is in the snapshot
 			snap, err := live(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -141,32 +141,50 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			if len(snap.NodePools) != 2 {
 				t.Fatalf("observation found NodePools %v, want general and batch", snap.NodePools)
 			}
-			p, err := ztunnel.BlueGreenZtunnel(snap, ztunnel.BlueGreenOptions{
-				Target: bg.version,
-				Strategy: ztunnel.BlueGreen{BatchSize: bgBatch, LocalStorage: ztunnel.LocalStorageEvict,
-					Capacity: ztunnel.GreenCapacity{NodePools: []string{harness.PoolGeneral, harness.PoolBatch}}},
-				Charts: ambient.ChartSource{Paths: paths},
-				Values: map[string]map[string]any{bgGreen: {"tag": bg.version.String(), "global": map[string]any{"tag": bg.version.String()}}},
-			})
-			if err != nil {
-				t.Fatalf("BlueGreenZtunnel: %v", err)
-			}
-			logFindings(t, p)
-			if !p.Runnable() {
-				t.Fatalf("the blue-green plan is not runnable: stopping findings %v", plan.Stopping(p.Findings))
-			}
-			bg.timing("plan", t1)
-			if settle, shorten := upgradeSettle(t); shorten {
-				for i := range p.Steps {
-					if g := p.Steps[i].HealthGate; g != nil {
-						g.SettleSeconds = int64(settle / time.Second)
+			makePlan := func(snap *mesh.Snapshot) *plan.Plan {
+				t.Helper()
+				p, err := ztunnel.BlueGreenZtunnel(snap, ztunnel.BlueGreenOptions{
+					Target: bg.version,
+					Strategy: ztunnel.BlueGreen{BatchSize: bgBatch, LocalStorage: ztunnel.LocalStorageEvict,
+						Capacity: ztunnel.GreenCapacity{NodePools: []string{harness.PoolGeneral, harness.PoolBatch}}},
+					Charts: ambient.ChartSource{Paths: paths},
+					Values: map[string]map[string]any{bgGreen: {"tag": bg.version.String(), "global": map[string]any{"tag": bg.version.String()}}},
+				})
+				if err != nil {
+					t.Fatalf("BlueGreenZtunnel: %v", err)
+				}
+				if !p.Runnable() {
+					t.Fatalf("the blue-green plan is not runnable: stopping findings %v", plan.Stopping(p.Findings))
+				}
+				if settle, shorten := upgradeSettle(t); shorten {
+					for i := range p.Steps {
+						if g := p.Steps[i].HealthGate; g != nil {
+							g.SettleSeconds = int64(settle / time.Second)
+						}
 					}
 				}
+				return p
 			}
-			bg.save(t, p, "bluegreen.plan.yaml")
+			p := makePlan(snap)
+			logFindings(t, p)
+			bg.timing("plan", t1)
 			// As in TestUpgrade, the apply processes run as a ServiceAccount bound to exactly the
-			// rules this plan derives.
+			// rules this plan derives. Green's namespace does not exist yet and its Role needs it:
+			// the RBAC creates it, which changes the cluster the plan was made from, so the plan is
+			// made again, and must be the same steps, which the rules derived from the first cover.
 			bg.rbac = grantDerivedRBAC(ctx, t, p, snap)
+			if len(bg.rbac.created) == 0 {
+				t.Fatalf("the RBAC created no namespace; want %s, which the plan installs green into", bgGreenNamespace)
+			}
+			if snap, err = live(ctx); err != nil {
+				t.Fatal(err)
+			}
+			again := makePlan(snap)
+			if d := cmp.Diff(p.Steps, again.Steps); d != "" {
+				t.Fatalf("planned again after the RBAC created %v, the steps differ (-first +again):\n%s", bg.rbac.created, d)
+			}
+			p = again
+			bg.save(t, p, "bluegreen.plan.yaml")
 			for _, s := range p.Steps {
 				if s.Drain != nil {
 					bg.drainOrder = append(bg.drainOrder, s.Drain.Node)
@@ -188,13 +206,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			}
 			err := first.wait()
 			bg.timing("apply-until-kill", t1)
-			if first.killedBy == nil {
-				t.Fatalf("the first apply process ended before it was killed (%v); its last lines:\n%s", err, first.tail(15))
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("the first apply process ended with %v, want killed by SIGKILL", err)
-			}
+			first.requireKilled(t, err)
 			bg.killedStep = first.killedBy.StepID
 			t.Logf("SIGKILL during %s (%s), %d steps finished", first.killedBy.StepID, first.killedBy.Message, first.finished())
 

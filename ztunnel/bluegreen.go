@@ -630,15 +630,19 @@ next:
 	return nil, false
 }
 
-// connectionReport adds, per blue node, the pods that hold long-lived connections a drain ends
-// (StatefulSets and Jobs), their grace periods and the drain time they imply, and which node goes
-// last.
+// connectionReport adds one finding for the blue nodes whose pods hold long-lived connections a
+// drain ends (StatefulSets and Jobs): how many, the longest grace period and where, an example, and
+// which of them goes last. Each node's own list is in the runbook's table of waves (what may hold
+// a drain); one finding per node would be a thousand findings on a large mesh.
 func (x *bg) connectionReport() {
 	ix := steps.NewIndex(x.s)
 	order := x.order(ix)
+	var nodes []mesh.ObjectRef
+	var example, longestOn, lastOn string
+	longest := int64(0)
 	for i, n := range order {
 		var held []string
-		longest := int64(0)
+		nodeLongest := int64(0)
 		for _, w := range ix.On(n.Name) {
 			if w.Kind != "StatefulSet" && w.Kind != "Job" && w.Kind != "CronJob" {
 				continue
@@ -647,21 +651,37 @@ func (x *bg) connectionReport() {
 			if g == 0 {
 				g = 30
 			}
-			longest = max(longest, g)
+			nodeLongest = max(nodeLongest, g)
 			held = append(held, fmt.Sprintf("%s (grace %ds)", w.Ref(), g))
 		}
 		if len(held) == 0 {
 			continue
 		}
 		sort.Strings(held)
-		last := ""
-		if i == len(order)-1 {
-			last = "; it is drained last"
+		nodes = append(nodes, mesh.ObjectRef{Kind: "Node", Name: n.Name})
+		if example == "" {
+			example = fmt.Sprintf("node %s runs %s", n.Name, strings.Join(held, ", "))
 		}
-		x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLongLived, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Node", Name: n.Name}, Component: "node/" + n.Name,
-			Message: fmt.Sprintf("node %s runs %s: their connections end when it is drained, which takes up to %ds of grace%s", n.Name, strings.Join(held, ", "), longest, last),
-			Remedy:  "make sure their clients reconnect; Jobs are waited for unless the plan evicts them"})
+		if nodeLongest > longest {
+			longest, longestOn = nodeLongest, n.Name
+		}
+		if i == len(order)-1 {
+			lastOn = n.Name
+		}
 	}
+	if len(nodes) == 0 {
+		return
+	}
+	details := map[string]string{"nodes": strconv.Itoa(len(nodes)), "longestGraceSeconds": strconv.FormatInt(longest, 10), "longestOn": longestOn}
+	msg := fmt.Sprintf("%d blue %s run StatefulSets or Jobs whose connections end when the node is drained, after up to %ds of grace (on %s); e.g. %s",
+		len(nodes), map[bool]string{true: "node", false: "nodes"}[len(nodes) == 1], longest, longestOn, example)
+	if lastOn != "" {
+		details["drainedLast"] = lastOn
+		msg += fmt.Sprintf("; %s is drained last", lastOn)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLongLived, Severity: plan.Info, Object: x.blue.Ref(), Related: nodes, Details: details,
+		Message: msg, Remedy: "make sure their clients reconnect; Jobs are waited for unless the plan evicts them"})
 }
 
 // order sorts the blue nodes as workloads should move: nodes with only stateless workloads first,

@@ -3,6 +3,7 @@ package ztunnel_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -273,8 +274,18 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 	if slices.Contains(plan.Codes(p.Findings), plan.CodeBlueGreenPoolNotGreen) {
 		t.Errorf("every NodePool is green, yet: %v", p.Findings)
 	}
-	if !slices.Contains(plan.Codes(p.Findings), plan.CodeBlueGreenLongLived) {
-		t.Errorf("the long-lived connection report is missing: %v", plan.Codes(p.Findings))
+	var longLived []plan.Finding
+	for _, f := range p.Findings {
+		if f.Code == plan.CodeBlueGreenLongLived {
+			longLived = append(longLived, f)
+		}
+	}
+	if len(longLived) != 1 {
+		t.Fatalf("%d long-lived connection findings, want one for the plan: %v", len(longLived), longLived)
+	}
+	if f := longLived[0]; f.Object.Kind != "DaemonSet" || len(f.Related) == 0 || f.Details["nodes"] != strconv.Itoa(len(f.Related)) ||
+		f.Details["longestGraceSeconds"] == "" || f.Related[0].Kind != "Node" {
+		t.Errorf("the long-lived connection finding: %+v", f)
 	}
 	if !p.Runnable() {
 		t.Errorf("plan is not runnable: %v", plan.Stopping(p.Findings))

@@ -6,11 +6,14 @@ const (
 	CodeZtunnelPlacementOverlap Code = "ZTUNNEL_PLACEMENT_OVERLAP"
 	CodeBlueGreenPinRestarts    Code = "BLUEGREEN_PIN_RESTARTS_BLUE"
 	CodeBlueGreenNotDiscovered  Code = "BLUEGREEN_NAMESPACE_NOT_DISCOVERED"
-	CodeBlueGreenLongLived      Code = "BLUEGREEN_LONG_LIVED_CONNECTIONS"
-	CodeBlueGreenLocalStorage   Code = "BLUEGREEN_LOCAL_STORAGE_LOST"
-	CodeBlueGreenNodesToRemove  Code = "BLUEGREEN_NODES_TO_REMOVE"
-	CodeBlueGreenDrift          Code = "BLUEGREEN_NODEPOOL_DRIFT_HELD"
-	CodeBlueGreenPoolNotGreen   Code = "BLUEGREEN_NODEPOOL_NOT_GREEN"
+	// CodeBlueGreenLongLived details: nodes (how many), longestGraceSeconds, longestOn (the node),
+	// drainedLast (the node drained last, when it is one of them). Object is the blue DaemonSet,
+	// Related are the nodes; one finding per plan, each node's pods are in the runbook's waves.
+	CodeBlueGreenLongLived     Code = "BLUEGREEN_LONG_LIVED_CONNECTIONS"
+	CodeBlueGreenLocalStorage  Code = "BLUEGREEN_LOCAL_STORAGE_LOST"
+	CodeBlueGreenNodesToRemove Code = "BLUEGREEN_NODES_TO_REMOVE"
+	CodeBlueGreenDrift         Code = "BLUEGREEN_NODEPOOL_DRIFT_HELD"
+	CodeBlueGreenPoolNotGreen  Code = "BLUEGREEN_NODEPOOL_NOT_GREEN"
 )
 
 func init() {

@@ -319,6 +319,11 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 		if n := findingNode(f); n != "" {
 			findings[n] = append(findings[n], f.Code)
 		}
+		for _, r := range f.Related { // one finding about many nodes is told at each of them
+			if r.Kind == "Node" && r.Name != findingNode(f) {
+				findings[r.Name] = append(findings[r.Name], f.Code)
+			}
+		}
 	}
 	b.WriteString("| wave | nodes | pools | differs from the steps above | may hold it |\n|---|---|---|---|---|\n")
 	for n, w := range ws.waves {

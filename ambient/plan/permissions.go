@@ -146,6 +146,17 @@ func (ps *Permissions) Unknown() []string {
 	return sortedKeys(ps.unknown)
 }
 
+// Namespaces lists, sorted, the namespaces in which any permission is needed.
+func (ps *Permissions) Namespaces() []string {
+	var out []string
+	for _, n := range ps.Needs() {
+		if n.Permission.Namespace != "" {
+			out = addSorted(out, n.Permission.Namespace)
+		}
+	}
+	return out
+}
+
 // Len is the number of needs.
 func (ps *Permissions) Len() int {
 	if ps == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -272,5 +273,29 @@ func TestKindsAreNamedByTheirServedPlurals(t *testing.T) {
 		if _, got := Resource("v1", kind); got != want {
 			t.Errorf("%s: %s, want %s", kind, got, want)
 		}
+	}
+}
+
+func TestANamespaceThePlanCreatesIsWrittenAheadOfItsRole(t *testing.T) {
+	ps := &Permissions{}
+	ps.Add(perm("create", "apps", "daemonsets", "ztunnel-green", ""), "ztunnel/bluegreen/green/install")
+	ps.Add(perm("list", "", "secrets", "istio-system", ""), "observe.Live")
+	if got := ps.Namespaces(); !cmp.Equal(got, []string{"istio-system", "ztunnel-green"}) {
+		t.Errorf("Namespaces() = %v", got)
+	}
+	// A namespace named but holding no rule gets no document: nothing is created that nothing uses.
+	docs := strings.Split(string(RenderRBAC(ps, RBACOptions{CreateNamespaces: []string{"ztunnel-green", "unused"}})), "---\n")
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want the Namespace and two Roles:\n%s", len(docs), strings.Join(docs, "---\n"))
+	}
+	var ns corev1.Namespace
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns.Kind != "Namespace" || ns.Name != "ztunnel-green" {
+		t.Errorf("first document %+v, want Namespace ztunnel-green", ns)
+	}
+	if !strings.Contains(docs[2], "kind: Role\n") || !strings.Contains(docs[2], `namespace: "ztunnel-green"`) {
+		t.Errorf("the Role of ztunnel-green does not follow its Namespace:\n%s", docs[2])
 	}
 }

@@ -18,6 +18,11 @@ type RBACOptions struct {
 	ServiceAccountNamespace, ServiceAccountName string
 	// Labels are set on every object.
 	Labels map[string]string
+	// CreateNamespaces are namespaces that hold rules but do not exist yet (those the plan's Helm
+	// installs create, such as a blue-green's green namespace): a Role cannot exist before its
+	// namespace, so RenderRBAC writes a Namespace document for each ahead of the Roles. Creating one
+	// changes the cluster a saved plan was made from: plan again after applying the RBAC.
+	CreateNamespaces []string
 }
 
 // RenderRBAC writes the rules that grant ps (Permissions.Rules) as rbac.authorization.k8s.io/v1 YAML
@@ -39,6 +44,16 @@ func RenderRBAC(ps *Permissions, o RBACOptions) []byte {
 		byNS[r.Namespace] = append(byNS[r.Namespace], r)
 	}
 	var docs []string
+	for _, ns := range o.CreateNamespaces {
+		if _, ok := byNS[ns]; !ok {
+			continue
+		}
+		var b bytes.Buffer
+		b.WriteString("# created ahead of its Role: the plan installs into it, and a Role cannot exist before its namespace\n")
+		b.WriteString("apiVersion: v1\nkind: Namespace\n")
+		metadataYAML(&b, ns, "", o.Labels)
+		docs = append(docs, b.String())
+	}
 	if len(byNS[""]) > 0 {
 		docs = append(docs, roleDoc("ClusterRole", name, "", o.Labels, byNS[""]))
 	}

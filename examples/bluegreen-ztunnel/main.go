@@ -7,7 +7,8 @@
 //	go run ./examples/bluegreen-ztunnel [--kubeconfig F --context C | --from-dir DIR] [--target 1.31.5]
 //	    [--green-nodepools P,... | --relabel NODE,... | --green-nodes N] [--batch-size N] [--drain-timeout D]
 //	    [--jobs wait|evict] [--local-storage ask|evict] [--charts DIR|URL|oci://REF] [--waive CODE,...]
-//	    [-o markdown|yaml|json] [--plan-file F] [--dry-run] [--yes] [--resume] [--log-format text|json]
+//	    [-o markdown|yaml|json] [--plan-file F] [--dry-run] [--yes] [--resume] [--rbac FILE [--rbac-account NS/NAME]]
+//	    [--log-format text|json]
 package main
 
 import (
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	yes := c.Bool(cli.Spec{Name: "yes", Usage: "do not ask: apply and approve approval steps", Example: "--yes"})
 	resume := c.Bool(cli.Spec{Name: "resume", Usage: "continue the saved plan from its journal", Example: "--resume"})
 	logFormat := c.String(cli.LogFormatSpec, "text")
+	var rbac cli.RBAC
+	rbac.Register(c)
 	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or dry-run); without a live cluster: it is runnable", true))
 	if err := c.Parse(args); err != nil {
 		return err
@@ -63,7 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	pf := cli.Plan{Output: *out}
 	prog, err := cli.NewProgress(stdout, *logFormat)
-	if err := errors.Join(err, pf.CheckOutput()); err != nil {
+	if err := errors.Join(err, pf.CheckOutput(), rbac.Check()); err != nil {
 		return err
 	}
 	say := stdout // the plan and messages; with JSON progress stdout is for events only
@@ -71,6 +74,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		say = stderr
 	}
 	var p *plan.Plan
+	var snap *mesh.Snapshot
 	if *resume {
 		b, err := os.ReadFile(*planFile)
 		if err != nil {
@@ -80,8 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	} else {
-		snap, err := src.Observe(ctx)
-		if err != nil {
+		if snap, err = src.Observe(ctx); err != nil {
 			return err
 		}
 		opts := ztunnel.BlueGreenOptions{Strategy: g, Charts: source}
@@ -114,8 +117,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	if snap == nil { // the preflight checks what observation needs too, which depends on the mesh
+		if snap, err = cl.Observe(ctx); err != nil {
+			return err
+		}
+	}
 	ask := &cli.Asker{In: stdin, Out: say, Yes: *yes}
-	if !*dryRun && !*resume && !ask.Ask(fmt.Sprintf("move the workloads of the blue nodes (%d steps) on %s?", len(p.Steps), cl.Config.Host)) {
+	if rbac.File == "" && !*dryRun && !*resume && !ask.Ask(fmt.Sprintf("move the workloads of the blue nodes (%d steps) on %s?", len(p.Steps), cl.Config.Host)) {
 		return errors.New("not confirmed; nothing was changed")
 	}
 	helm, err := helmsdk.New(helmsdk.Options{Config: cl.Config})
@@ -129,9 +137,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Approve: func(_ context.Context, st plan.Step) (bool, error) {
 			return ask.Ask("approve: " + st.Approval.Message + "?"), nil
 		},
-		Probes: map[string]execute.Probe{"mesh-health": execute.MeshProbe(cl.Observe)}})
+		Probes:      map[string]execute.Probe{"mesh-health": execute.MeshProbe(cl.Observe)},
+		Permissions: cli.RunPermissions(snap, "")})
 	if err != nil {
 		return err
+	}
+	if rbac.File != "" {
+		return rbac.Write(say, ex, p, snap)
 	}
 	defer prog.End()
 	res, err := ex.Apply(ctx, p, execute.ApplyOptions{Resume: *resume})

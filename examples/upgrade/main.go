@@ -5,7 +5,7 @@
 // to do next. Its exit code says whether the plan could run (see --help).
 //
 //	go run ./examples/upgrade --kubeconfig ~/.kube/config [--context C] --target 1.31.4 [--charts DIR|URL|oci://REF]
-//	    [planning flags as plan-upgrade] [--dry-run] [--yes] [--plan-file F] [--saved | --resume | --rollback STEP] [--log-format text|json]
+//	    [planning flags as plan-upgrade] [--dry-run] [--yes] [--plan-file F] [--saved | --resume | --rollback STEP] [--rbac FILE [--rbac-account NS/NAME]] [--log-format text|json]
 package main
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 )
@@ -48,12 +49,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	resume := c.Bool(cli.Spec{Name: "resume", Usage: "continue the saved plan from its journal (a run that stopped)", Example: "--resume"})
 	rollback := c.String(cli.Spec{Name: "rollback", Arg: "STEP", Usage: "run the rollback of one step of the saved plan that ran (the step an unhealthy health gate names), then stop", Example: "--rollback cni/upgrade"}, "")
 	logFormat := c.String(cli.LogFormatSpec, "text")
+	var rbac cli.RBAC
+	rbac.Register(c)
 	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or dry-run, or the step rolled back)", true))
 	if err := c.Parse(args); err != nil {
 		return err
 	}
 	prog, err := cli.NewProgress(stdout, *logFormat)
-	if err := errors.Join(err, pf.Check(), c.AtMostOne("saved", "resume", "rollback")); err != nil {
+	if err := errors.Join(err, pf.Check(), rbac.Check(), c.AtMostOne("saved", "resume", "rollback")); err != nil {
 		return err
 	}
 	say := stdout // the plan and messages; with JSON progress stdout is for events only
@@ -66,9 +69,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	ask := &cli.Asker{In: stdin, Out: say, Yes: *yes}
 	var p *plan.Plan
+	var snap *mesh.Snapshot
 	if !*saved && !*resume && *rollback == "" {
-		snap, err := cl.Observe(ctx)
-		if err != nil {
+		if snap, err = cl.Observe(ctx); err != nil {
 			return err
 		}
 		opts, err := pf.Options(ctx, snap)
@@ -104,7 +107,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	}
-	if !*dryRun && !*resume && *rollback == "" && !ask.Ask(fmt.Sprintf("apply these %d steps to the cluster at %s?", len(p.Steps), cl.Config.Host)) {
+	if snap == nil { // the preflight checks what observation needs too, which depends on the mesh
+		if snap, err = cl.Observe(ctx); err != nil {
+			return err
+		}
+	}
+	if rbac.File == "" && !*dryRun && !*resume && *rollback == "" && !ask.Ask(fmt.Sprintf("apply these %d steps to the cluster at %s?", len(p.Steps), cl.Config.Host)) {
 		return errors.New("not confirmed; nothing was changed")
 	}
 
@@ -115,21 +123,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	next := &cli.Next{Cmd: c, DryRun: *dryRun, Namespace: execute.DefaultNamespace}
 	nodes := cli.NewNodeProgress(say)
 	observers := []func(execute.Event){prog.Observe, next.Observe, nodes.Observe}
+	events := "" // the plan hash the run's Kubernetes Events are recorded for; none in a dry run
 	if !*dryRun {
-		hash, _ := execute.PlanHash(p)
+		events, _ = execute.PlanHash(p)
 		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: hash, Logger: log}))
+		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: events, Logger: log}))
 	}
 	healthy := execute.AllProbes(execute.MeshProbe(cl.Observe), func(_ context.Context, scope string) (bool, string, error) {
 		return ask.Ask("is the mesh healthy after " + scope + "? (check your dashboards)"), "the operator said no", nil
 	}) // the mesh's own signals first, then the operator's
 	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Snapshot: cl.Observe, DryRun: *dryRun, Observer: execute.Observers(observers...),
+		Permissions: cli.RunPermissions(snap, events),
 		Approve: func(_ context.Context, st plan.Step) (bool, error) {
 			return ask.Ask("approve: " + st.Approval.Message + "?"), nil
 		},
 		Probes: map[string]execute.Probe{"mesh-health": healthy}})
 	if err != nil {
 		return err
+	}
+	if rbac.File != "" {
+		return rbac.Write(say, ex, p, snap)
 	}
 	defer prog.End()
 	if *rollback != "" {

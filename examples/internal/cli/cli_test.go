@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -469,5 +470,64 @@ func TestChartsFolderTakesOtherVersionsBesideTheTarget(t *testing.T) {
 	}
 	if r := src.Ref("ztunnel", mesh.MustParseVersion("1.31.4")); r.Path != want["ztunnel@1.31.4"] {
 		t.Errorf("the running version's chart comes from %s, want %s", r.Path, want["ztunnel@1.31.4"])
+	}
+}
+
+func TestRBACFlagsWriteRolesForExactlyWhatTheRunNeeds(t *testing.T) {
+	for _, tc := range []struct{ name, file, account string }{
+		{"an account without a namespace", "x.yaml", "upgrader"},
+		{"an account with two slashes", "x.yaml", "a/b/c"},
+		{"an account without --rbac", "", "platform/upgrader"},
+	} {
+		if err := (&RBAC{File: tc.file, Account: tc.account}).Check(); !errors.Is(err, ErrUsage) {
+			t.Errorf("%s: %v, want a usage error", tc.name, err)
+		}
+	}
+	ctx := context.Background()
+	snap, err := demo.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Today: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)})
+	if p == nil {
+		t.Fatal(err)
+	}
+	hash, err := execute.PlanHash(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := execute.New(fake.NewClientBuilder().WithScheme(observe.Scheme()).Build(), execute.Options{
+		Snapshot: func(context.Context) (*mesh.Snapshot, error) { return snap, nil }, Permissions: RunPermissions(snap, hash)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := RBAC{File: filepath.Join(t.TempDir(), "rbac.yaml"), Account: "platform/upgrader"}
+	if err := r.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var said bytes.Buffer
+	if err := r.Write(&said, ex, p, snap); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(r.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	for _, want := range []string{"kind: ClusterRole\n", "kind: ClusterRoleBinding\n", "kind: RoleBinding\n", `namespace: "istio-system"`,
+		`name: "upgrader"`, `"poddisruptionbudgets"`, `"events"`, `"leases"`, `name: "ambientkit-plan-` + strings.TrimPrefix(hash, "sha256:")[:12] + `"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the RBAC written lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "not covered") {
+		t.Errorf("the derivation does not cover every step:\n%s", out)
+	}
+	if line := said.String(); !strings.Contains(line, "kubectl apply -f "+r.File) || !strings.Contains(line, "platform/upgrader") {
+		t.Errorf("it says %q, want how to apply it and to whom it is bound", line)
+	}
+	// A dry run records no Events, so it needs no right to write them.
+	if RunPermissions(snap, "").Len() >= RunPermissions(snap, hash).Len() {
+		t.Error("a dry run needs as much as a real one: the Events permissions are still in")
 	}
 }

@@ -85,7 +85,7 @@ func (r *RBAC) Write(w io.Writer, ex *execute.Executor, p *plan.Plan, snap *mesh
 	fmt.Fprintf(w, "\n%d permissions as %d rules written to %s (%s; nothing was changed): kubectl apply -f %s",
 		ps.Len(), len(ps.Rules()), r.File, bound, r.File)
 	if len(o.CreateNamespaces) > 0 {
-		fmt.Fprintf(w, "\nit also creates namespace %s, which the plan installs into and its Role needs: plan again after applying it (the saved plan was made without it)",
+		fmt.Fprintf(w, "\nit also creates namespace %s, which the plan installs into and its Role needs: after applying it, write the RBAC again with this command (the plan changes with the namespace, and so do the names it grants) and apply that",
 			strings.Join(o.CreateNamespaces, ", "))
 	}
 	_, err = fmt.Fprintln(w)

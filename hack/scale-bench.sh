@@ -13,18 +13,21 @@
 #    (base, istiod revision 1-30-3, tags, istio-cni, ztunnel, ingress gateway, standing for 1.30.3, as the
 #    harness installs them, with the fake istiod serving injection on loopback), the namespaces,
 #    Deployments, Services, PDBs and policies, waits until every pod runs and enrols ambient pods.
-# 3. Measures each side as its own process under /usr/bin/time -v, one after the other on a quiet
-#    cluster: e2e/scalebench/observer (ours) and istioctl x precheck built from the same istio.io/istio
-#    module version the charts come from (hack/scalebench/build-istioctl.sh, cached outside the repo).
-#    Requests are counted from the API server's audit log (per ServiceAccount), ours also client-side.
+# 3. Measures each side as its own process under /usr/bin/time -v on the quiet cluster, alternating,
+#    SCALE_REPEAT rounds (the table shows medians and ranges): e2e/scalebench/observer (ours) and
+#    istioctl x precheck built from the same istio.io/istio module version the charts come from
+#    (hack/scalebench/build-istioctl.sh, cached outside the repo). Requests are counted from the API
+#    server's audit log (per ServiceAccount and round), ours also client-side.
 # 4. Prints the table (also written to $run/report.md). The cluster is deleted on exit, also on failure
 #    and Ctrl-C.
 #
 # Environment: SCALE_NODES (1000), SCALE_NAMESPACES (500), SCALE_PODS (20000), SCALE_DEPLOYMENTS_PER_NS (4),
-# SCALE_TARGET (1.31.4), SCALE_TIMEOUT (60m per wait), SCALE_KWOK_PARALLELISM (kwok's podPlayStageParallelism,
-# 16), SCALE_SETTLE (seconds of quiet before measuring, 20),
-# SCALE_RUN_DIR (default a new folder under $TMPDIR; kept: logs, JSON, report), SCALE_KEEP_CLUSTER=1,
-# E2E_BIN_DIR (skip hack/e2e-bins.sh), ISTIOCTL (use this istioctl binary instead of building one).
+# SCALE_WAVE_NAMESPACES (50: Deployments are created this many namespaces at a time, each wave's pods
+# running before the next), SCALE_TARGET (1.31.4), SCALE_TIMEOUT (60m per wait), SCALE_KWOK_PARALLELISM
+# (kwok's podPlayStageParallelism, 16), SCALE_SETTLE (seconds of quiet before measuring, 20),
+# SCALE_REPEAT (measuring rounds, 3), SCALE_RUN_DIR (default a new folder under $TMPDIR; kept: logs,
+# JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh), ISTIOCTL (use this istioctl
+# binary instead of building one).
 # Only loopback addresses are ever dialled, by this script and by the API server.
 set -euo pipefail
 
@@ -37,10 +40,12 @@ NODES=${SCALE_NODES:-1000}
 NAMESPACES=${SCALE_NAMESPACES:-500}
 PODS=${SCALE_PODS:-20000}
 DEPS=${SCALE_DEPLOYMENTS_PER_NS:-4}
+WAVE=${SCALE_WAVE_NAMESPACES:-50}
 TARGET=${SCALE_TARGET:-1.31.4}
 TIMEOUT=${SCALE_TIMEOUT:-60m}
 KWOK_PAR=${SCALE_KWOK_PARALLELISM:-16}
 SETTLE=${SCALE_SETTLE:-20}
+REPEAT=${SCALE_REPEAT:-3}
 run=${SCALE_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ambientkit-scale.XXXXXX")}
 mkdir -p "$run/bin"
 run=$(cd "$run" && pwd)
@@ -156,35 +161,44 @@ monitor_pid=$!
 # --- setup -----------------------------------------------------------------------------------------
 t=$SECONDS
 "$run/bin/scalebench" setup -kubeconfig "$run/kubeconfig" -out "$run" -nodes "$NODES" -namespaces "$NAMESPACES" \
-  -pods "$PODS" -deployments-per-namespace "$DEPS" -timeout "$TIMEOUT"
+  -pods "$PODS" -deployments-per-namespace "$DEPS" -wave-namespaces "$WAVE" -timeout "$TIMEOUT"
 setup_s=$((SECONDS - t))
 log "setup done in ${setup_s}s; control plane now: $(mem_sample)"
 log "letting the cluster settle for ${SETTLE}s before measuring"
 sleep "$SETTLE"
 
-# --- measurements (one process each, one after the other) ------------------------------------------
-log "measuring ambientkit (observe.Live + ComputeCompatibility + PlanUpgrade → $TARGET)"
+# --- measurements (one process each, one after the other, alternating, SCALE_REPEAT rounds) ---------
+# runs.tsv: tool, round, start and end (Unix seconds): the report splits the audit log by these windows.
 ours_status=0
-/usr/bin/time -v -o "$run/ours.time" "$run/bin/observer" -kubeconfig "$run/kubeconfig-ambientkit" -target "$TARGET" \
-  -out "$run/ours.json" 2>"$run/ours.err" || ours_status=$?
-log "ambientkit exit $ours_status; control plane: $(mem_sample)"
-sleep 5
-log "measuring istioctl x precheck"
-ist_status=0
-/usr/bin/time -v -o "$run/istioctl.time" "$istioctl" x precheck --kubeconfig "$run/kubeconfig-istioctl" \
-  -o json --output-threshold Info >"$run/istioctl.out" 2>"$run/istioctl.err" || ist_status=$?
-log "istioctl exit $ist_status (non-zero when it reports warnings); control plane: $(mem_sample)"
-sleep 2 # let the audit backend flush
+for i in $(seq 1 "$REPEAT"); do
+  log "round $i/$REPEAT: ambientkit (observe.Live + ComputeCompatibility + PlanUpgrade → $TARGET)"
+  s0=$(date +%s.%N)
+  st=0
+  /usr/bin/time -v -o "$run/ours-$i.time" "$run/bin/observer" -kubeconfig "$run/kubeconfig-ambientkit" -target "$TARGET" \
+    -out "$run/ours-$i.json" 2>"$run/ours-$i.err" || st=$?
+  printf 'ambientkit\t%d\t%s\t%s\n' "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
+  [ "$st" = 0 ] || ours_status=$st
+  log "round $i/$REPEAT: ambientkit exit $st; control plane: $(mem_sample)"
+  sleep 5
+  log "round $i/$REPEAT: istioctl x precheck"
+  s0=$(date +%s.%N)
+  st=0
+  /usr/bin/time -v -o "$run/istioctl-$i.time" "$istioctl" x precheck --kubeconfig "$run/kubeconfig-istioctl" \
+    -o json --output-threshold Info >"$run/istioctl-$i.out" 2>"$run/istioctl-$i.err" || st=$?
+  printf 'istioctl\t%d\t%s\t%s\n' "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
+  log "round $i/$REPEAT: istioctl exit $st (non-zero when it reports warnings); control plane: $(mem_sample)"
+  sleep 5
+done
 
 # --- report ----------------------------------------------------------------------------------------
 peak=$(awk '{for(i=1;i<=NF;i++) if($i ~ /^total=/){v=substr($i,7); sub(/MiB/,"",v); if(v+0>m) m=v+0}} END{print m+0}' "$run/cluster-mem.log")
 minavail=$(awk '{for(i=1;i<=NF;i++) if($i ~ /^avail=/){v=substr($i,7); sub(/MiB/,"",v); if(m==""||v+0<m) m=v+0}} END{print m+0}' "$run/cluster-mem.log")
-"$run/bin/scalebench" report -dir "$run" -audit "$audit" \
+"$run/bin/scalebench" report -dir "$run" -audit "$audit" -rounds "$REPEAT" \
   -title "Scale bench: $NODES nodes, $NAMESPACES namespaces, $PODS pods ($(date -u +%Y-%m-%d), $(nproc) cores)"
 {
   echo
   echo "Control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) peak RSS ${peak} MiB; lowest MemAvailable ${minavail} MiB."
   echo "Script timings: tools ${tools_s}s, cluster ${cluster_s}s, setup ${setup_s}s, whole script so far $((SECONDS - t_start))s (cluster deletion follows)."
 } | tee -a "$run/report.md"
-[ "$ours_status" = 0 ] || { log "the observer failed: $(tail -n 3 "$run/ours.err")"; exit 1; }
+[ "$ours_status" = 0 ] || { log "the observer failed (exit $ours_status): see $run/ours-*.err"; exit 1; }
 exit 0

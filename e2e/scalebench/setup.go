@@ -48,6 +48,7 @@ import (
 const (
 	labelBench    = "scalebench.ambientkit.io/bench"
 	labelClass    = "scalebench.ambientkit.io/class"
+	labelWave     = "scalebench.ambientkit.io/wave"
 	nsPrefix      = "bench-"
 	readerNS      = "kube-system"
 	readerPrefix  = "scalebench-"
@@ -127,6 +128,7 @@ type setup struct {
 	waypoints  int
 	timeout    time.Duration
 	workers    int
+	waveNS     int
 
 	rc  *rest.Config
 	cs  *kubernetes.Clientset
@@ -163,7 +165,8 @@ func setupCmd(args []string) error {
 	fs.IntVar(&s.depsPerNS, "deployments-per-namespace", 4, "Deployments per namespace")
 	fs.IntVar(&s.waypoints, "waypoints", 5, "waypoint Gateways (in ambient namespaces)")
 	fs.DurationVar(&s.timeout, "timeout", 30*time.Minute, "bound for each wait")
-	fs.IntVar(&s.workers, "workers", 32, "parallel API writers")
+	fs.IntVar(&s.workers, "workers", 8, "parallel API writers")
+	fs.IntVar(&s.waveNS, "wave-namespaces", 50, "create Deployments this many namespaces at a time, waiting for their pods before the next wave (0: all at once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -207,10 +210,8 @@ func (s *setup) connect() error {
 }
 
 func (s *setup) run(ctx context.Context) error {
-	var pools map[string][]string
 	if err := s.timed("nodes", func() error {
-		var err error
-		pools, err = s.createNodes(ctx)
+		_, err := s.createNodes(ctx)
 		return err
 	}); err != nil {
 		return err
@@ -259,11 +260,11 @@ func (s *setup) run(ctx context.Context) error {
 		if err := fake.Sync(sctx); err != nil {
 			return err
 		}
-		return s.createWorkloads(ctx, pools)
+		return s.createWorkloads(ctx)
 	}); err != nil {
 		return err
 	}
-	if err := s.timed("pods-running", func() error { return s.waitPods(ctx) }); err != nil {
+	if err := s.timed("pods-running", func() error { return s.waitPods(ctx, "", s.res.AppPods) }); err != nil {
 		return err
 	}
 	calls := fake.Calls()
@@ -373,9 +374,10 @@ type depSpec struct {
 	ns, name, pool string
 	replicas       int
 	pdb            bool
+	wave           int
 }
 
-func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) error {
+func (s *setup) createWorkloads(ctx context.Context) error {
 	s.res.NamespaceClass = map[string]int{}
 	// Namespaces first (sidecar namespaces' pods need their labels at admission).
 	err := s.parallel(s.namespaces, func(i int) error {
@@ -385,10 +387,10 @@ func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) 
 			labels[k] = v
 		}
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%04d", nsPrefix, i), Labels: labels}}
-		if _, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
-		}
-		return nil
+		return s.create(ctx, "namespace "+ns.Name, func() error {
+			_, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+			return err
+		})
 	})
 	if err != nil {
 		return err
@@ -413,13 +415,37 @@ func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) 
 			if d%2 == 1 {
 				pool = harness.PoolBatch
 			}
-			deps = append(deps, depSpec{ns: fmt.Sprintf("%s%04d", nsPrefix, i), name: fmt.Sprintf("app-%d", d), pool: pool, replicas: replicas, pdb: d == 0})
+			wave := 0
+			if s.waveNS > 0 {
+				wave = i / s.waveNS
+			}
+			deps = append(deps, depSpec{ns: fmt.Sprintf("%s%04d", nsPrefix, i), name: fmt.Sprintf("app-%d", d), pool: pool, replicas: replicas, pdb: d == 0, wave: wave})
 			s.res.AppPods += replicas
 		}
 	}
-	err = s.parallel(len(deps), func(i int) error { return s.createDeployment(ctx, deps[i]) })
-	if err != nil {
-		return err
+	// In waves: a 2-core API server that gets 20,000 pods at once times requests out; a wave's pods
+	// start before the next wave is created.
+	created := 0
+	for start := 0; start < len(deps); {
+		end := start
+		wantPods := 0
+		for end < len(deps) && deps[end].wave == deps[start].wave {
+			wantPods += deps[end].replicas
+			end++
+		}
+		wave := deps[start:end:end]
+		if err := s.parallel(len(wave), func(i int) error { return s.createDeployment(ctx, wave[i]) }); err != nil {
+			return err
+		}
+		created += wantPods
+		if end < len(deps) {
+			sel := fmt.Sprintf("%s=%d", labelWave, deps[start].wave)
+			if err := s.waitPods(ctx, sel, wantPods); err != nil {
+				return fmt.Errorf("wave %d: %w", deps[start].wave, err)
+			}
+			s.logf("wave %d: %d Deployments, %d pods running (%d of %d pods so far)", deps[start].wave, len(wave), wantPods, created, s.res.AppPods)
+		}
+		start = end
 	}
 	s.res.Deployments, s.res.Services = len(deps), len(deps)
 	for _, d := range deps {
@@ -465,7 +491,9 @@ func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) 
 			}})
 		}
 	}
-	err = s.parallel(len(objs), func(i int) error { return s.ap.Apply(ctx, objs[i]) })
+	err = s.parallel(len(objs), func(i int) error {
+		return s.create(ctx, "apply "+objs[i].GetKind()+" "+objs[i].GetNamespace()+"/"+objs[i].GetName(), func() error { return s.ap.Apply(ctx, objs[i]) })
+	})
 	if err != nil {
 		return err
 	}
@@ -476,7 +504,7 @@ func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) 
 }
 
 func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
-	labels := map[string]string{"app": d.name, labelBench: "true"}
+	labels := map[string]string{"app": d.name, labelBench: "true", labelWave: fmt.Sprint(d.wave)}
 	podLabels := map[string]string{"app": d.name, "version": "v1"}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
@@ -499,9 +527,6 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			},
 		},
 	}
-	if _, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Deployment %s/%s: %w", d.ns, d.name, err)
-	}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
 		Spec: corev1.ServiceSpec{
@@ -509,8 +534,12 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
-	if _, err := s.cs.CoreV1().Services(d.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Service %s/%s: %w", d.ns, d.name, err)
+	where := d.ns + "/" + d.name
+	if err := s.create(ctx, "Service "+where, func() error {
+		_, err := s.cs.CoreV1().Services(d.ns).Create(ctx, svc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
 	}
 	if d.pdb {
 		one := intstr.FromInt32(1)
@@ -521,35 +550,86 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
 			},
 		}
-		if _, err := s.cs.PolicyV1().PodDisruptionBudgets(d.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create PodDisruptionBudget %s/%s: %w", d.ns, d.name, err)
+		if err := s.create(ctx, "PodDisruptionBudget "+where, func() error {
+			_, err := s.cs.PolicyV1().PodDisruptionBudgets(d.ns).Create(ctx, pdb, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
 		}
 	}
-	return nil
+	return s.create(ctx, "Deployment "+where, func() error {
+		_, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{})
+		return err
+	})
 }
 
-// waitPods waits until every bench Deployment reports all replicas ready.
-func (s *setup) waitPods(ctx context.Context) error {
-	last := time.Time{}
-	var ready, want int
+// create runs a create call, treating AlreadyExists as done and retrying what an overloaded API
+// server answers (timeouts, 429, 5xx, dropped connections) for up to five minutes.
+func (s *setup) create(ctx context.Context, what string, f func() error) error {
+	var err error
+	backoff := time.Second
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err = f()
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if !retriable(err) || time.Now().After(deadline) {
+			return fmt.Errorf("create %s: %w", what, err)
+		}
+		s.logf("create %s: %v; retrying in %s", what, err, backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		if backoff < 16*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func retriable(err error) bool {
+	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, m := range []string{"context deadline exceeded", "connection reset", "connection refused", "EOF", "http2", "TLS handshake timeout", "i/o timeout"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPods waits until the bench Deployments matching selector (all when empty) report want ready
+// replicas in all.
+func (s *setup) waitPods(ctx context.Context, selector string, want int) error {
+	sel := labelBench + "=true"
+	if selector != "" {
+		sel += "," + selector
+	}
+	last := time.Now()
+	var ready, desired int
 	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, s.timeout, true, func(ctx context.Context) (bool, error) {
-		l, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+		l, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return false, nil
 		}
-		ready, want = 0, 0
+		ready, desired = 0, 0
 		for _, d := range l.Items {
-			want += int(ptr.Deref(d.Spec.Replicas, 1))
+			desired += int(ptr.Deref(d.Spec.Replicas, 1))
 			ready += int(d.Status.ReadyReplicas)
 		}
-		if time.Since(last) > 15*time.Second {
-			s.logf("pods: %d of %d ready", ready, want)
+		if time.Since(last) > 30*time.Second {
+			s.logf("pods (%s): %d of %d ready", sel, ready, want)
 			last = time.Now()
 		}
-		return want == s.res.AppPods && ready == want, nil
+		return desired == want && ready == want, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d application pods ready: %w", ready, want, err)
+		return fmt.Errorf("%d of %d pods ready (%s): %w", ready, want, sel, err)
 	}
 	return nil
 }
@@ -588,12 +668,17 @@ func (s *setup) enrolAmbient(ctx context.Context) error {
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{fakecni.AnnotationRedirection: "enabled"}}})
 	var done atomic.Int64
 	err = s.parallel(len(todo), func(i int) error {
-		_, err := s.cs.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("patch pod %s status: %w", todo[i], err)
+		err := s.create(ctx, "(patch) pod status "+todo[i].String(), func() error {
+			_, err := s.cs.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err == nil {
+			done.Add(1)
 		}
-		done.Add(1)
-		return nil
+		return err
 	})
 	s.logf("ambient: %d pods enrolled", done.Load())
 	return err

@@ -41,19 +41,21 @@ const UserAgent = "ambientkit-scalebench-observer"
 
 // Result is written to -out.
 type Result struct {
-	Target        string             `json:"target"`
-	WallSeconds   float64            `json:"wallSeconds"`
-	Phases        map[string]float64 `json:"phaseSeconds"`
-	VmHWMKiB      int64              `json:"vmHWMKiB"`
-	GoHeapSysMiB  float64            `json:"goHeapSysMiB"`
-	Requests      int                `json:"observationRequests"`
-	HTTPRequests  int                `json:"httpRequests"`
-	HTTPByRoute   map[string]int     `json:"httpByRoute"`
-	Skipped       []string           `json:"skipped,omitempty"`
-	Snapshot      SnapshotCounts     `json:"snapshot"`
-	Compatibility CompatCounts       `json:"compatibility"`
-	Plan          PlanCounts         `json:"plan"`
-	Error         string             `json:"error,omitempty"`
+	Target       string             `json:"target"`
+	WallSeconds  float64            `json:"wallSeconds"`
+	Phases       map[string]float64 `json:"phaseSeconds"`
+	VmHWMKiB     int64              `json:"vmHWMKiB"`
+	GoHeapSysMiB float64            `json:"goHeapSysMiB"`
+	Requests     int                `json:"observationRequests"`
+	HTTPRequests int                `json:"httpRequests"`
+	HTTPByRoute  map[string]int     `json:"httpByRoute"`
+	// Lists are the first pages of the LISTs made, in order: what the bench's floor (e2e/scalebench/floor) repeats.
+	Lists         []List         `json:"lists"`
+	Skipped       []string       `json:"skipped,omitempty"`
+	Snapshot      SnapshotCounts `json:"snapshot"`
+	Compatibility CompatCounts   `json:"compatibility"`
+	Plan          PlanCounts     `json:"plan"`
+	Error         string         `json:"error,omitempty"`
 }
 
 // SnapshotCounts say how much the observation saw.
@@ -83,18 +85,30 @@ type PlanCounts struct {
 	Blocked      string `json:",omitempty"`
 }
 
+// List is the first page of one LIST request.
+type List struct {
+	Path   string `json:"path"`
+	Query  string `json:"query"`
+	Accept string `json:"accept"`
+}
+
 type counter struct {
 	mu      sync.Mutex
 	n       int
 	byRoute map[string]int
+	lists   []List
 	next    http.RoundTripper
 }
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	route := r.Method + " " + r.URL.Path
+	q := r.URL.Query()
 	c.mu.Lock()
 	c.n++
 	c.byRoute[route]++
+	if r.Method == http.MethodGet && q.Has("limit") && !q.Has("continue") {
+		c.lists = append(c.lists, List{Path: r.URL.Path, Query: r.URL.RawQuery, Accept: r.Header.Get("Accept")})
+	}
 	c.mu.Unlock()
 	return c.next.RoundTrip(r)
 }
@@ -155,6 +169,7 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Res
 		cnt.mu.Lock()
 		res.HTTPRequests = cnt.n
 		res.HTTPByRoute = cnt.byRoute
+		res.Lists = cnt.lists
 		cnt.mu.Unlock()
 	}()
 

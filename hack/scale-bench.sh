@@ -1,33 +1,42 @@
 #!/usr/bin/env bash
-# Scale bench (issue 3; a script, not part of CI): ambientkit's observe.Live + ComputeCompatibility +
-# PlanUpgrade against `istioctl x precheck` on one big simulated cluster.
+# Scale bench (issues 3 and 12; a script, not part of CI): ambientkit's observe.Live +
+# ComputeCompatibility + PlanUpgrade beside `istioctl x precheck`, `istioctl analyze -A` and the LIST
+# floor, on one simulated cluster grown through several sizes in one run.
 #
-#   bash hack/scale-bench.sh                                   # 1,000 nodes, 500 namespaces, 20,000 pods
-#   SCALE_NODES=200 SCALE_NAMESPACES=100 SCALE_PODS=4000 bash hack/scale-bench.sh
+#   bash hack/scale-bench.sh                              # 250, 500, 1,000 and 2,000 nodes
+#   SCALE_SIZES="200 400" SCALE_REPEAT=1 bash hack/scale-bench.sh   # a quick look
 #
-# 1. Starts a kwok cluster configured like the e2e suites' (source-built binaries from hack/e2e-bins.sh,
-#    everything bound to 127.0.0.1, Service range 127.96.0.0/16, the suites' kwok stages), plus
-#    --disable-qps-limits, more controller-manager and kwok workers (so 20,000 pods start in tens of
-#    minutes on 2 cores) and an audit policy that logs only the two measured tools' ServiceAccounts.
-# 2. `scalebench setup` (e2e/scalebench) creates the nodes, the Gateway API CRDs, the real Istio charts
-#    (base, istiod revision 1-30-3, tags, istio-cni, ztunnel, ingress gateway, standing for 1.30.3, as the
-#    harness installs them, with the fake istiod serving injection on loopback), the namespaces,
-#    Deployments, Services, PDBs and policies, waits until every pod runs and enrols ambient pods.
-# 3. Measures each side as its own process under /usr/bin/time -v on the quiet cluster, alternating,
-#    SCALE_REPEAT rounds (the table shows medians and ranges): e2e/scalebench/observer (ours) and
-#    istioctl x precheck built from the same istio.io/istio module version the charts come from
-#    (hack/scalebench/build-istioctl.sh, cached outside the repo). Requests are counted from the API
-#    server's audit log (per ServiceAccount and round), ours also client-side.
-# 4. Prints the table (also written to $run/report.md). The cluster is deleted on exit, also on failure
-#    and Ctrl-C.
+# 1. Starts one kwok cluster configured like the e2e suites' (source-built binaries from
+#    hack/e2e-bins.sh, everything bound to 127.0.0.1, Service range 127.96.0.0/16, the suites' kwok
+#    stages), plus --disable-qps-limits, more controller-manager and kwok workers and an audit policy
+#    that logs only the measured tools' ServiceAccounts.
+# 2. For each size (nodes, ascending), `scalebench setup` (e2e/scalebench) grows the cluster to it:
+#    the nodes (two pools), then the first time the Gateway API CRDs and the real Istio charts (base,
+#    istiod revision 1-30-3, tags, istio-cni, ztunnel, ingress gateway, standing for 1.30.3, with the
+#    fake istiod serving injection on loopback), and the namespaces (nodes ÷ SCALE_NODES_PER_NAMESPACE)
+#    with SCALE_DEPLOYMENTS_PER_NS Deployments of SCALE_REPLICAS pods each, Services, PDBs and
+#    policies that the cluster lacks. Pods are created bound to their nodes for the ReplicaSets to
+#    adopt (see "Direct pods" in e2e/scalebench/setup.go); SCALE_DIRECT_PODS=0 goes through the
+#    scheduler instead, 2-3× slower.
+# 3. On the quiet cluster, SCALE_REPEAT rounds of four processes, one after the other, each under
+#    /usr/bin/time -v: e2e/scalebench/observer (ours), istioctl x precheck and istioctl analyze -A
+#    (istioctl built from the same istio.io/istio module version as the charts,
+#    hack/scalebench/build-istioctl.sh, cached outside the repo), and e2e/scalebench/floor, which
+#    repeats the LISTs ours made in that round (same selectors and page size) reading the bodies
+#    without decoding them. Requests are counted from the API server's audit log, per ServiceAccount
+#    and process window (runs.tsv).
+# 4. Prints the curve and each size's table (also written to $run/report.md). The cluster is deleted
+#    on exit, also on failure and Ctrl-C.
 #
-# Environment: SCALE_NODES (1000), SCALE_NAMESPACES (500), SCALE_PODS (20000), SCALE_DEPLOYMENTS_PER_NS (4),
-# SCALE_WAVE_NAMESPACES (50: Deployments are created this many namespaces at a time, each wave's pods
-# running before the next), SCALE_TARGET (1.31.4), SCALE_TIMEOUT (60m per wait), SCALE_KWOK_PARALLELISM
-# (kwok's podPlayStageParallelism, 16), SCALE_SETTLE (seconds of quiet before measuring, 20),
-# SCALE_REPEAT (measuring rounds, 3), SCALE_RUN_DIR (default a new folder under $TMPDIR; kept: logs,
-# JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh), ISTIOCTL (use this istioctl
-# binary instead of building one).
+# Environment: SCALE_SIZES ("250 500 1000 2000"), SCALE_NODES_PER_NAMESPACE (2),
+# SCALE_DEPLOYMENTS_PER_NS (4), SCALE_REPLICAS (10: 20 application pods per node),
+# SCALE_WAVE_NAMESPACES (100: Deployments are created this many namespaces at a time, each wave's
+# pods running before the next), SCALE_DIRECT_PODS (1), SCALE_TARGET (1.31.4), SCALE_TIMEOUT (60m per
+# wait), SCALE_KWOK_PARALLELISM (kwok's podPlayStageParallelism, 16), SCALE_SETTLE (seconds of quiet
+# before measuring each size, 20), SCALE_REPEAT (rounds per size, 3), SCALE_OBSERVER_FLAGS (extra
+# flags for the observer, e.g. "-page-size 1000"), SCALE_RUN_DIR (default a new folder under
+# $TMPDIR; kept: logs, JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh),
+# ISTIOCTL (use this istioctl binary instead of building one).
 # Only loopback addresses are ever dialled, by this script and by the API server.
 set -euo pipefail
 
@@ -36,22 +45,24 @@ cd "$root"
 t_start=$SECONDS
 log() { echo "scale-bench [$((SECONDS - t_start))s]: $*" >&2; }
 
-NODES=${SCALE_NODES:-1000}
-NAMESPACES=${SCALE_NAMESPACES:-500}
-PODS=${SCALE_PODS:-20000}
+SIZES=${SCALE_SIZES:-250 500 1000 2000}
+NODES_PER_NS=${SCALE_NODES_PER_NAMESPACE:-2}
 DEPS=${SCALE_DEPLOYMENTS_PER_NS:-4}
-WAVE=${SCALE_WAVE_NAMESPACES:-50}
+REPLICAS=${SCALE_REPLICAS:-10}
+WAVE=${SCALE_WAVE_NAMESPACES:-100}
+DIRECT=${SCALE_DIRECT_PODS:-1}
 TARGET=${SCALE_TARGET:-1.31.4}
 TIMEOUT=${SCALE_TIMEOUT:-60m}
 KWOK_PAR=${SCALE_KWOK_PARALLELISM:-16}
 SETTLE=${SCALE_SETTLE:-20}
 REPEAT=${SCALE_REPEAT:-3}
+OBSERVER_FLAGS=${SCALE_OBSERVER_FLAGS:-}
 run=${SCALE_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ambientkit-scale.XXXXXX")}
 mkdir -p "$run/bin"
 run=$(cd "$run" && pwd)
 name=ambientkit-scale
 export KWOK_WORKDIR="$run/kwok"
-log "run folder $run; $NODES nodes, $NAMESPACES namespaces, $PODS pods, target $TARGET"
+log "run folder $run; sizes $SIZES nodes, a namespace per $NODES_PER_NS nodes, $DEPS Deployments of $REPLICAS pods per namespace, target $TARGET"
 
 # --- tools -----------------------------------------------------------------------------------------
 t=$SECONDS
@@ -59,6 +70,7 @@ bin=${E2E_BIN_DIR:-$(bash hack/e2e-bins.sh | tail -n 1)}
 istioctl=${ISTIOCTL:-$(bash hack/scalebench/build-istioctl.sh | tail -n 1)}
 go build -tags e2e -o "$run/bin/scalebench" ./e2e/scalebench
 go build -tags e2e -trimpath -o "$run/bin/observer" ./e2e/scalebench/observer
+go build -tags e2e -trimpath -o "$run/bin/floor" ./e2e/scalebench/floor
 tools_s=$((SECONDS - t))
 log "tools ready in ${tools_s}s (control plane $bin, istioctl $istioctl)"
 
@@ -97,6 +109,7 @@ rules:
   users:
   - system:serviceaccount:kube-system:scalebench-ambientkit
   - system:serviceaccount:kube-system:scalebench-istioctl
+  - system:serviceaccount:kube-system:scalebench-floor
 - level: None
 EOF
 {
@@ -158,47 +171,58 @@ mem_sample() {
 ( while :; do echo "$(date +%T) $(mem_sample)"; sleep 5; done ) >"$run/cluster-mem.log" 2>/dev/null &
 monitor_pid=$!
 
-# --- setup -----------------------------------------------------------------------------------------
-t=$SECONDS
-"$run/bin/scalebench" setup -kubeconfig "$run/kubeconfig" -out "$run" -nodes "$NODES" -namespaces "$NAMESPACES" \
-  -pods "$PODS" -deployments-per-namespace "$DEPS" -wave-namespaces "$WAVE" -timeout "$TIMEOUT"
-setup_s=$((SECONDS - t))
-log "setup done in ${setup_s}s; control plane now: $(mem_sample)"
-log "letting the cluster settle for ${SETTLE}s before measuring"
-sleep "$SETTLE"
-
-# --- measurements (one process each, one after the other, alternating, SCALE_REPEAT rounds) ---------
-# runs.tsv: tool, round, start and end (Unix seconds): the report splits the audit log by these windows.
+# --- sizes: grow, settle, measure -------------------------------------------------------------------
+# runs.tsv: tool, size, round, start and end (Unix seconds): the report splits the audit log by these.
+measure() { # measure TOOL SIZE ROUND DIR COMMAND...: one process under /usr/bin/time -v
+  local tool=$1 size=$2 i=$3 dir=$4 s0 st=0
+  shift 4
+  s0=$(date +%s.%N)
+  /usr/bin/time -v -o "$dir/$tool-$i.time" "$@" >"$dir/$tool-$i.out" 2>"$dir/$tool-$i.err" || st=$?
+  printf '%s\t%d\t%d\t%s\t%s\n' "$tool" "$size" "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
+  log "$size nodes, round $i/$REPEAT: $tool exit $st ($(awk -F': ' '/Elapsed/{w=$2} /Maximum resident/{m=$2} END{printf "%s wall, %d MiB", w, m/1024}' "$dir/$tool-$i.time"))"
+  return 0
+}
 ours_status=0
-for i in $(seq 1 "$REPEAT"); do
-  log "round $i/$REPEAT: ambientkit (observe.Live + ComputeCompatibility + PlanUpgrade → $TARGET)"
-  s0=$(date +%s.%N)
-  st=0
-  /usr/bin/time -v -o "$run/ours-$i.time" "$run/bin/observer" -kubeconfig "$run/kubeconfig-ambientkit" -target "$TARGET" \
-    -out "$run/ours-$i.json" 2>"$run/ours-$i.err" || st=$?
-  printf 'ambientkit\t%d\t%s\t%s\n' "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
-  [ "$st" = 0 ] || ours_status=$st
-  log "round $i/$REPEAT: ambientkit exit $st; control plane: $(mem_sample)"
-  sleep 5
-  log "round $i/$REPEAT: istioctl x precheck"
-  s0=$(date +%s.%N)
-  st=0
-  /usr/bin/time -v -o "$run/istioctl-$i.time" "$istioctl" x precheck --kubeconfig "$run/kubeconfig-istioctl" \
-    -o json --output-threshold Info >"$run/istioctl-$i.out" 2>"$run/istioctl-$i.err" || st=$?
-  printf 'istioctl\t%d\t%s\t%s\n' "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
-  log "round $i/$REPEAT: istioctl exit $st (non-zero when it reports warnings); control plane: $(mem_sample)"
-  sleep 5
+setup_times=""
+direct_flag=true
+[ "$DIRECT" = 1 ] || direct_flag=false
+for size in $SIZES; do
+  dir="$run/$size"
+  mkdir -p "$dir"
+  namespaces=$((size / NODES_PER_NS))
+  t=$SECONDS
+  log "growing the cluster to $size nodes, $namespaces namespaces"
+  "$run/bin/scalebench" setup -kubeconfig "$run/kubeconfig" -out "$dir" -nodes "$size" -namespaces "$namespaces" \
+    -replicas "$REPLICAS" -deployments-per-namespace "$DEPS" -wave-namespaces "$WAVE" -direct-pods="$direct_flag" \
+    -timeout "$TIMEOUT" 2>&1 | tee "$dir/setup.log" >&2
+  setup_times="$setup_times ${size}:$((SECONDS - t))s"
+  log "$size nodes ready in $((SECONDS - t))s; control plane now: $(mem_sample)"
+  sleep "$SETTLE"
+  for i in $(seq 1 "$REPEAT"); do
+    # shellcheck disable=SC2086 # OBSERVER_FLAGS is a list of flags
+    measure ours "$size" "$i" "$dir" "$run/bin/observer" -kubeconfig "$dir/kubeconfig-ambientkit" -target "$TARGET" \
+      -out "$dir/ours-$i.json" $OBSERVER_FLAGS
+    grep -q '"error"' "$dir/ours-$i.json" 2>/dev/null && ours_status=1
+    sleep 3
+    measure precheck "$size" "$i" "$dir" "$istioctl" x precheck --kubeconfig "$dir/kubeconfig-istioctl" -o json --output-threshold Info
+    sleep 3
+    measure analyze "$size" "$i" "$dir" "$istioctl" analyze -A --kubeconfig "$dir/kubeconfig-istioctl" -o json
+    sleep 3
+    measure floor "$size" "$i" "$dir" "$run/bin/floor" -kubeconfig "$dir/kubeconfig-floor" -requests "$dir/ours-$i.json" -out "$dir/floor-$i.json"
+    sleep 3
+  done
 done
+sleep 2 # let the audit backend flush
 
 # --- report ----------------------------------------------------------------------------------------
 peak=$(awk '{for(i=1;i<=NF;i++) if($i ~ /^total=/){v=substr($i,7); sub(/MiB/,"",v); if(v+0>m) m=v+0}} END{print m+0}' "$run/cluster-mem.log")
 minavail=$(awk '{for(i=1;i<=NF;i++) if($i ~ /^avail=/){v=substr($i,7); sub(/MiB/,"",v); if(m==""||v+0<m) m=v+0}} END{print m+0}' "$run/cluster-mem.log")
-"$run/bin/scalebench" report -dir "$run" -audit "$audit" -rounds "$REPEAT" \
-  -title "Scale bench: $NODES nodes, $NAMESPACES namespaces, $PODS pods ($(date -u +%Y-%m-%d), $(nproc) cores)"
+"$run/bin/scalebench" report -dir "$run" -sizes "$SIZES" -audit "$audit" -rounds "$REPEAT" \
+  -title "Scale bench: $SIZES nodes, $REPLICAS pods per Deployment, $DEPS Deployments per namespace, a namespace per $NODES_PER_NS nodes ($(date -u +%Y-%m-%d), $(nproc) cores)"
 {
   echo
   echo "Control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) peak RSS ${peak} MiB; lowest MemAvailable ${minavail} MiB."
-  echo "Script timings: tools ${tools_s}s, cluster ${cluster_s}s, setup ${setup_s}s, whole script so far $((SECONDS - t_start))s (cluster deletion follows)."
+  echo "Script timings: tools ${tools_s}s, cluster ${cluster_s}s, growing to each size:${setup_times}; whole script so far $((SECONDS - t_start))s (cluster deletion follows)."
 } | tee -a "$run/report.md"
-[ "$ours_status" = 0 ] || { log "the observer failed (exit $ours_status): see $run/ours-*.err"; exit 1; }
+[ "$ours_status" = 0 ] || { log "the observer failed: see $run/*/ours-*.json"; exit 1; }
 exit 0

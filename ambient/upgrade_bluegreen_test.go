@@ -9,6 +9,7 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/demo"
+	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -89,5 +90,53 @@ func TestPlanUpgradeRefusesAChainedBlueGreen(t *testing.T) {
 	_, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: v("1.31.4"), Ztunnel: ambient.ZtunnelBlueGreen{}, Today: today})
 	if !errors.Is(err, ambient.ErrInvalidOptions) || !strings.Contains(err.Error(), "blue-green replaces ztunnel once") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestTheUpgradeAfterABlueGreenMovesGreenNodeByNode(t *testing.T) {
+	// The mesh a blue-green leaves: one ztunnel, ztunnel-green in its own namespace, pinned to the
+	// green nodes, trusted alone.
+	s := meshtest.Healthy("1.30.3", 4)
+	z := &s.Ztunnels[0]
+	z.Namespace, z.Name, z.ServiceAccount, z.HelmRelease = "ztunnel-green", "ztunnel-green", "ztunnel-green", "ztunnel-green"
+	z.NodeAffinity = []mesh.NodeSelectorTerm{{MatchExpressions: []mesh.NodeRequirement{{Key: ztunnel.DefaultColourLabel, Operator: "In", Values: []string{"green"}}}}}
+	for i := range s.Nodes {
+		s.Nodes[i].Labels[ztunnel.DefaultColourLabel] = "green"
+	}
+	s.Revisions[0].TrustedZtunnelAccounts = []string{"ztunnel-green/ztunnel-green"}
+	for i := range s.HelmReleases {
+		switch s.HelmReleases[i].Chart {
+		case "ztunnel":
+			s.HelmReleases[i].Name, s.HelmReleases[i].Namespace = "ztunnel-green", "ztunnel-green"
+			s.HelmReleases[i].Values["resourceName"] = "ztunnel-green"
+		case "istiod":
+			s.HelmReleases[i].Values["env"] = map[string]any{"CA_TRUSTED_NODE_ACCOUNTS": "ztunnel-green/ztunnel-green"}
+		}
+	}
+	s.Normalize()
+	p, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: v("1.31.4"), Today: today})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zt []plan.Step
+	for _, st := range p.Steps {
+		if h := st.HelmUpgrade; h != nil && h.Release == "ztunnel-green" {
+			zt = append(zt, st)
+		}
+	}
+	if len(zt) == 0 {
+		t.Fatalf("no step upgrades ztunnel-green: %v", p.Steps)
+	}
+	for _, st := range zt {
+		if st.HelmUpgrade.Namespace != "ztunnel-green" || st.HelmUpgrade.Values["resourceName"] != "ztunnel-green" {
+			t.Errorf("%s: upgrades %s/%s with resourceName %v, want ztunnel-green kept", st.ID, st.HelmUpgrade.Namespace, st.HelmUpgrade.Release, st.HelmUpgrade.Values["resourceName"])
+		}
+	}
+	if _, ok := p.Step("ztunnel/node/" + s.Nodes[0].Name + "/drain"); !ok {
+		t.Errorf("want the node-by-node drain of %s; steps: %d", s.Nodes[0].Name, len(p.Steps))
+	}
+	install, _ := p.Step("istiod/1-31-4/install")
+	if env, _ := install.HelmInstall.Values["env"].(map[string]any); env["CA_TRUSTED_NODE_ACCOUNTS"] != "ztunnel-green/ztunnel-green" {
+		t.Errorf("the new revision must trust green as the old one does: %v", install.HelmInstall.Values["env"])
 	}
 }

@@ -29,6 +29,8 @@ func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "upgrade/demo-revision-1.30-to-1.31.plan.md", []byte(md.String()))
+	// The RBAC a run of it needs, derived from its steps.
+	golden(t, "upgrade/demo-revision-1.30-to-1.31.rbac.yaml", plan.RenderRBAC(plan.RequiredPermissions(p, plan.PermissionOptions{}), plan.RBACOptions{}))
 	assertHopsComplete(t, p)
 
 	// The demo's postgres budget allows no disruption: the plan names it and is not runnable until

@@ -45,9 +45,6 @@ type ChartSource = steps.ChartSource
 // plan.ErrBlocked, which every planner wraps.
 var ErrBlocked = plan.ErrBlocked
 
-// ErrNotSupported is returned for options this version of the library cannot plan yet.
-var ErrNotSupported = errors.New("not supported")
-
 // UpgradeOptions configure PlanUpgrade. Only Target is required; every zero value is a safe default.
 type UpgradeOptions struct {
 	// Target is the Istio version to reach.

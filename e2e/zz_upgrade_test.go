@@ -96,6 +96,8 @@ type upgradeRun struct {
 	chartDir string
 	// runs are the apply processes, in order.
 	runs []*applyProcess
+	// rbac is the ServiceAccount the apply processes run as, bound to exactly the plan's derived rules.
+	rbac *leastPrivilege
 	// killedStep is the drain step that was in progress when the first process was killed.
 	killedStep string
 	t0         time.Time
@@ -175,6 +177,7 @@ func TestUpgrade(t *testing.T) {
 			}
 			u.watcher = w
 
+			createAccount(ctx, t) // the ServiceAccount the plan runs as; its namespace is in the snapshot
 			// The charts of release 1.31.4: the same sources, stamped as Istio's release build does.
 			u.chartDir = filepath.Join(h.Cluster.RunDir(), "charts-"+upgradeVersion)
 			paths, err := h.Helm.StampCharts(u.chartDir, upgradeVersion)
@@ -235,23 +238,17 @@ func TestUpgrade(t *testing.T) {
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			u.plan = p
-			if u.hash, err = execute.PlanHash(p); err != nil {
-				t.Fatal(err)
-			}
-			b, err := plan.EncodeYAML(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.planFile = filepath.Join(h.Cluster.RunDir(), "upgrade.plan.yaml")
-			if err := os.WriteFile(u.planFile, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[plan.Kind]int{}
-			for _, s := range p.Steps {
-				kinds[s.Kind()]++
-			}
-			t.Logf("plan %q: %d steps %v, saved to %s", p.Metadata.Name, len(p.Steps), kinds, u.planFile)
+			u.save(t, p, "upgrade.plan.yaml")
+			// The apply processes run as a ServiceAccount bound to exactly what the plan derives.
+			u.rbac = grantDerivedRBAC(ctx, t, p, snap)
+			chartObjectsAreGranted(t, u.rbac, p)
+			return ctx
+		}).
+		Assess("without any one derived rule the preflight names what it granted and nothing changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			u := upgradeState(ctx, t)
+			t1 := time.Now()
+			everyRuleIsNeeded(ctx, t, u.rbac, u.plan)
+			u.timing("rbac-minimal", t1)
 			return ctx
 		}).
 		Assess("the plan is applied by a process killed mid-drain and resumed by another", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
@@ -433,6 +430,29 @@ func TestUpgrade(t *testing.T) {
 	testenv.Test(t, f.Feature())
 }
 
+// save keeps the plan the apply processes apply: its hash, and the file in the run folder.
+func (u *upgradeRun) save(t *testing.T, p *plan.Plan, name string) {
+	t.Helper()
+	var err error
+	u.plan = p
+	if u.hash, err = execute.PlanHash(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := plan.EncodeYAML(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.planFile = filepath.Join(h.Cluster.RunDir(), name)
+	if err := os.WriteFile(u.planFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[plan.Kind]int{}
+	for _, s := range p.Steps {
+		kinds[s.Kind()]++
+	}
+	t.Logf("plan %q: %d steps %v, saved to %s (%d bytes)", p.Metadata.Name, len(p.Steps), kinds, u.planFile, len(b))
+}
+
 // stepAt names the step the apply processes had last started at a time.
 func (u *upgradeRun) stepAt(at time.Time) string {
 	last := "(none)"
@@ -501,7 +521,7 @@ type applyProcess struct {
 func startApply(t *testing.T, u *upgradeRun, n int, resume bool) *applyProcess {
 	t.Helper()
 	cfg := upgrade.Config{
-		Kubeconfig: h.Cluster.Kubeconfig(), PlanFile: u.planFile, Resume: resume,
+		Kubeconfig: u.rbac.kubeconfig, PlanFile: u.planFile, Resume: resume,
 		Identity: fmt.Sprintf("e2e-apply-%d", n), LeaseDuration: upgradeLease,
 		PollInterval: 500 * time.Millisecond, VerifyTimeout: 3 * time.Minute,
 		HelmDir: filepath.Join(h.Cluster.RunDir(), "helm-apply"), QPS: 50, Burst: 100,

@@ -45,7 +45,8 @@ cleanup() {
     KWOK_WORKDIR="$E2E_RUN_DIR/kwok" "$E2E_BIN_DIR/kwokctl" delete cluster --name "$name" >&2 || true
   done
 }
-[ "$provider" = kwok ] && trap cleanup EXIT
+# E2E_KEEP_CLUSTER=1 asks the suites to leave the cluster running: so does this script.
+[ "$provider" = kwok ] && [ "${E2E_KEEP_CLUSTER:-}" != 1 ] && trap cleanup EXIT
 
 pkgs=()
 flags=()

@@ -180,7 +180,7 @@ func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions)
 			}
 		}
 		if hasRelease {
-			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"}
+			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion}
 			if len(refs) == 0 && rm.Blocked == "" {
 				gone := h
 				gone.Status = steps.StatusUninstalled

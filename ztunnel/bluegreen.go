@@ -29,7 +29,8 @@ const annotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
 
 // Versions of the ztunnel chart the strategy depends on (istio/istio@<tag>:manifests/charts/ztunnel).
 var (
-	// affinityValue: the chart reads nodeSelector and affinity from 1.23 (templates/daemonset.yaml).
+	// affinityValue: the chart reads nodeSelector and affinity from 1.23 (templates/daemonset.yaml at
+	// 1.23.0; 1.22.0 renders only the kubernetes.io/os selector).
 	affinityValue = mesh.Version{Major: 1, Minor: 23}
 )
 
@@ -544,10 +545,10 @@ func (x *bg) heldNodes(np string) []mesh.ObjectRef {
 const labelNodePool = "karpenter.sh/nodepool"
 
 // discovery checks that istiod would discover green's namespace: with meshConfig.discoverySelectors
-// set, istiod only watches matching namespaces and writes istio-ca-root-cert nowhere else
-// (istio/istio@1.30.3: pilot/pkg/features, manifests/charts/istio-control/istio-discovery values
-// meshConfig). The plan creates the namespace with labels that match the first selector it can
-// satisfy.
+// set, istiod only watches matching namespaces and writes istio-ca-root-cert nowhere else (istio/istio
+// @1.30.3: pilot/pkg/serviceregistry/kube/controller/namespacecontroller.go filters namespaces and
+// ConfigMaps with kubeClient.ObjectFilter(), the discovery-selector filter). The plan creates the
+// namespace with labels that match the first selector it can satisfy.
 func (x *bg) discovery() {
 	for _, h := range x.istiodReleases() {
 		mc, _ := h.Values["meshConfig"].(map[string]any)
@@ -948,9 +949,14 @@ func (x *bg) installGreen() {
 		}
 		ns["metadata"].(map[string]any)["labels"] = labels
 	}
-	x.b.Add(plan.Step{ID: x.base + "namespace", Description: "create namespace " + x.greenNS + " for the green ztunnel",
+	st := plan.Step{ID: x.base + "namespace", Description: "create namespace " + x.greenNS + " for the green ztunnel",
 		Reason: "a second ztunnel needs its own namespace: the chart's DaemonSet always selects app=ztunnel", Risk: plan.RiskLow,
-		ApplyObject: &plan.ApplyObject{Object: ns}})
+		ApplyObject: &plan.ApplyObject{Object: ns}}
+	if _, exists := x.s.Namespace(x.greenNS); !exists {
+		st.Rollback = &plan.Step{ID: st.ID + "/undo", Description: "delete the namespace the plan created (green is not installed yet)", Risk: plan.RiskLow,
+			DeleteObject: &plan.DeleteObject{APIVersion: "v1", Object: mesh.ObjectRef{Kind: "Namespace", Name: x.greenNS}}}
+	}
+	x.b.Add(st)
 	green, notes := x.greenValues()
 	values := x.b.Values(green, "ztunnel", x.greenRel, nil)
 	x.b.Track(mesh.HelmRelease{Name: x.greenRel, Namespace: x.greenNS, Chart: "ztunnel", ChartVersion: x.opts.Target.String(),
@@ -1173,8 +1179,10 @@ func (x *bg) finish() {
 	rm := plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
 		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{empty},
-		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, BackupStep: id + "backup"},
-		Notes:         []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
+		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
+		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
+		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
+		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
 	x.b.Add(rm)
 	gone := h
 	gone.Status = steps.StatusUninstalled

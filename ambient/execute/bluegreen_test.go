@@ -121,7 +121,11 @@ func blueGreenRun(t *testing.T, w *world, p *plan.Plan, addGreen, killAfter int)
 			violations = append(violations, ev.StepID+": "+v)
 		}
 	}
-	opts := func(o *execute.Options) { o.Observer, o.Journal = observer, journal }
+	opts := func(o *execute.Options) {
+		o.Observer, o.Journal = observer, journal
+		// The library's own probe: the mesh mid-move (two ztunnels, each on its nodes) must pass it.
+		o.Probes = map[string]execute.Probe{"mesh-health": execute.MeshProbe(w.Snapshot)}
+	}
 	if killAfter > 0 {
 		runCtx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -17,7 +17,7 @@ var ErrChartMissing = errors.New("chart version missing from its source")
 
 // ChartChecker confirms that a chart version exists in its source before anything changes, the way
 // helmsdk.Client.CheckChart does: a repository's index lists it, an OCI tag resolves, a local chart
-// directory or .tgz loads (it counts as its own version, whatever the plan asks for). It returns the
+// directory or .tgz loads and states the version. It returns the
 // version it found; when the source was read but lacks the version, an error and the newest version
 // the source has (of the same minor, else at all; empty when it has none).
 type ChartChecker interface {

@@ -11,11 +11,18 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// checkNodeAgentAbsent: no pod of the DaemonSet is on the node any more, not even terminating: the
-// next node agent may start there without two running at once.
+// checkNodeAgentAbsent: no pod of the DaemonSet is on the node (or on any node) any more, not even
+// terminating: the next node agent may start there without two running at once, or the agent's
+// account can stop being trusted.
 func checkNodeAgentAbsent(cp *checkPass, ctx context.Context, c plan.Check, a plan.NodeAgentAbsentArgs) (bool, string, error) {
 	var pods corev1.PodList
-	if err := cp.e.list(ctx, "pods on node "+a.Node, &pods, client.InNamespace(c.Object.Namespace), client.MatchingFields{"spec.nodeName": a.Node}); err != nil {
+	opts := []client.ListOption{client.InNamespace(c.Object.Namespace)}
+	what := "pods of DaemonSet " + c.Object.String()
+	if a.Node != "" {
+		opts = append(opts, client.MatchingFields{"spec.nodeName": a.Node})
+		what = "pods on node " + a.Node
+	}
+	if err := cp.e.list(ctx, what, &pods, opts...); err != nil {
 		return false, "", err
 	}
 	for i := range pods.Items {
@@ -25,7 +32,7 @@ func checkNodeAgentAbsent(cp *checkPass, ctx context.Context, c plan.Check, a pl
 			if p.DeletionTimestamp != nil {
 				state = "terminating"
 			}
-			return false, fmt.Sprintf("pod %s/%s of DaemonSet %s is still on node %s (%s)", p.Namespace, p.Name, c.Object.Name, a.Node, state), nil
+			return false, fmt.Sprintf("pod %s/%s of DaemonSet %s is still on node %s (%s)", p.Namespace, p.Name, c.Object.Name, p.Spec.NodeName, state), nil
 		}
 	}
 	return true, "", nil

@@ -29,13 +29,13 @@
 // an approval step stops the run until the Approve hook says yes. Transient API errors (409, 429,
 // 5xx, timeouts) are retried with backoff through the injected Clock.
 //
-// Permissions the executor's client needs, besides what observation and Helm need: leases (get,
-// create, update) and configmaps and secrets (get, patch) in Options.Namespace; nodes (get, list,
-// patch); pods (list, delete) and pods/eviction (create); deployments, statefulsets and daemonsets
-// (get, patch); events, namespaces and poddisruptionbudgets (list); mutating and validating webhook
-// configurations (get, patch); customresourcedefinitions (list); and patch/delete on whatever
-// ApplyObject, PatchLabels and DeleteObject steps name. KubernetesEvents needs events.k8s.io events
-// (create, get, patch) in Options.Namespace.
+// Permissions: RequiredPermissions derives everything a run of a plan needs of the executor's client
+// from the plan's steps (plan.RequiredPermissions), the executor's own lock Lease, journal ConfigMap
+// and backup Secrets, and Options.Permissions (what Snapshot and the observers read and write:
+// observe.RequiredPermissions, KubernetesEventsPermissions); plan.RenderRBAC writes it as roles.
+// Apply first runs Preflight, one SelfSubjectAccessReview per permission, and refuses a run whose
+// client lacks any with a *PermissionError (ErrForbidden) naming each one and the steps that need it,
+// before anything changes: fresh, resumed and dry runs alike.
 //
 // The executor prints nothing: it reports through typed Events (Options.Observer) and log/slog.
 // KubernetesEvents is an Observer that records them as Kubernetes Events on the plan's journal

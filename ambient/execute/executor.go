@@ -210,6 +210,9 @@ func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*R
 	if err := admit(p, ao.Until, false); err != nil {
 		return nil, err
 	}
+	if err := e.Preflight(ctx, p); err != nil {
+		return nil, err
+	}
 	r, err := e.begin(ctx, p, ao.Resume)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,10 @@ type Options struct {
 	// Waive adds waivable finding codes accepted by FindingsClear checks, besides those the plan was
 	// made with (metadata.options.waive).
 	Waive []plan.Code
+	// Permissions are what Snapshot, Probes and Observer need of the cluster, for the preflight
+	// (Preflight) to check with the plan's and the executor's own: observe.RequiredPermissions for a
+	// Snapshot over observe.Live, KubernetesEventsPermissions for KubernetesEvents. Nil means none.
+	Permissions *plan.Permissions
 }
 
 func (o *Options) defaults(c client.Client) error {

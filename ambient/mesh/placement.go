@@ -69,37 +69,35 @@ func (t NodeSelectorTerm) matches(labels map[string]string) bool {
 	}
 	for _, e := range t.MatchExpressions {
 		v, has := labels[e.Key]
-		switch e.Operator {
-		case "In":
-			if !has || !slices.Contains(e.Values, v) {
-				return false
-			}
-		case "NotIn":
-			if has && slices.Contains(e.Values, v) {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		case "Gt", "Lt":
-			if !has || len(e.Values) != 1 {
-				return false
-			}
-			a, errA := parseInt(v)
-			b, errB := parseInt(e.Values[0])
-			if errA || errB || (e.Operator == "Gt" && a <= b) || (e.Operator == "Lt" && a >= b) {
-				return false
-			}
-		default:
+		if !requirementHolds(e.Operator, e.Values, v, has, true) {
 			return false
 		}
 	}
 	return true
+}
+
+// requirementHolds evaluates one label requirement on a label's value (has: whether the label is
+// set): In, NotIn, Exists, DoesNotExist, and with numeric (node selectors only) Gt and Lt, which
+// compare integers. Any other operator does not hold.
+func requirementHolds(op string, values []string, v string, has, numeric bool) bool {
+	switch op {
+	case "In":
+		return has && slices.Contains(values, v)
+	case "NotIn":
+		return !has || !slices.Contains(values, v)
+	case "Exists":
+		return has
+	case "DoesNotExist":
+		return !has
+	case "Gt", "Lt":
+		if !numeric || !has || len(values) != 1 {
+			return false
+		}
+		a, errA := parseInt(v)
+		b, errB := parseInt(values[0])
+		return !errA && !errB && (op == "Gt" && a > b || op == "Lt" && a < b)
+	}
+	return false
 }
 
 func parseInt(s string) (int64, bool) {

@@ -580,24 +580,7 @@ func (s *LabelSelector) Matches(labels map[string]string) bool {
 	}
 	for _, t := range s.MatchExpressions {
 		v, has := labels[t.Key]
-		switch t.Operator {
-		case "In":
-			if !has || !contains(t.Values, v) {
-				return false
-			}
-		case "NotIn":
-			if has && contains(t.Values, v) {
-				return false
-			}
-		case "Exists":
-			if !has {
-				return false
-			}
-		case "DoesNotExist":
-			if has {
-				return false
-			}
-		default:
+		if !requirementHolds(t.Operator, t.Values, v, has, false) {
 			return false
 		}
 	}

@@ -37,4 +37,7 @@
 //
 // Decode and DecodeFS expose the offline decoder on its own: they turn YAML into typed objects (or
 // unstructured ones for kinds client-go does not know) that can seed a controller-runtime fake client.
+//
+// RequiredPermissions is the RBAC Live needs: list on every kind it reads, cluster-wide, and list on
+// Secrets only in the namespaces of Istio's Helm releases.
 package observe

@@ -145,11 +145,14 @@ var checkSpecs = map[CheckType]checkSpec{
 		return "kubectl get nodes -l " + c.Params["selector"]
 	}),
 	CheckNodeAgentAbsent: spec[NodeAgentAbsentArgs]("DaemonSet", func(c Check) string {
+		if c.Params["node"] == "" {
+			return fmt.Sprintf("kubectl get pods -n %s -o wide  # none of DaemonSet %s", c.Object.Namespace, c.Object.Name)
+		}
 		return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", c.Object.Namespace, c.Params["node"])
 	}),
 	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", nil),
 	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
-		return "kubectl get pods -A -o wide  # on the nodes labelled " + c.Params["selector"]
+		return fmt.Sprintf("for n in $(kubectl get nodes -l '%s' -o name); do kubectl get pods -A -o wide --field-selector spec.nodeName=${n#node/}; done", c.Params["selector"])
 	}),
 	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check) string {
 		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s", c.Object.Name, c.Object.Namespace)
@@ -308,9 +311,9 @@ type NodesReadyArgs struct {
 }
 
 // NodeAgentAbsentArgs: no pod of the DaemonSet (the check's object), not even a terminating one, is
-// on Node.
+// on Node, or on any node when Node is empty.
 type NodeAgentAbsentArgs struct {
-	Node string `param:"node,required"`
+	Node string `param:"node"`
 }
 
 // WorkloadsReadyArgs: every listed workload ("Kind/namespace/name": Deployments, StatefulSets) has

@@ -3,6 +3,19 @@
 //
 // A plan is data. It encodes to YAML or JSON (apiVersion ambientkit.io/v1alpha1), survives review and
 // hand inspection, and decodes back strictly: unknown fields, a step with no action or two, a
-// dependency on a step that does not exist or comes later are all errors. It renders as a Markdown
-// runbook with the helm and kubectl commands a person would type for each step.
+// dependency on a step that does not exist or comes later are all errors. In YAML, the steps that
+// many nodes go through alike are written once for all of them (forEachNode, with a JSON merge patch
+// for a node whose step differs); Decode expands them back, so a plan of a 1,000-node mesh stays
+// well under a megabyte. JSON lists every step.
+//
+// A plan renders as a Markdown runbook (RenderMarkdown): a summary a reviewer reads in a minute
+// (what changes, the findings, the phases and how long they take, what needs a person), then the
+// steps with the helm and kubectl commands a person would type, the steps of node waves once as a
+// template with a table of the waves' nodes. RenderMarkdownWith with MarkdownOptions{Full: true}
+// renders every step on its own.
+//
+// RequiredPermissions derives from a plan's steps the exact RBAC its run needs (each action kind's
+// and each check type's requests, the Helm SDK's for each Istio chart), named with the steps that
+// need it; Permissions.Rules compacts them into rules and RenderRBAC writes them as a ClusterRole and
+// Roles, with the upstream source of each rule beside it.
 package plan

@@ -3,6 +3,9 @@ package plan
 // NodeRef names a node.
 type NodeRef struct {
 	Node string `json:"node"`
+	// Pool is the node's pool when the plan was made, for the reviewer (the runbook groups nodes by
+	// it); the executor does not read it.
+	Pool string `json:"pool,omitempty"`
 }
 
 func validateNodeRef(n *NodeRef, where string, bad func(string, ...any)) {

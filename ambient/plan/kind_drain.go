@@ -11,7 +11,9 @@ type NodeDrain struct {
 	IgnoreDaemonSets bool `json:"ignoreDaemonSets"`
 	// DeleteEmptyDirData allows evicting pods with emptyDir volumes.
 	DeleteEmptyDirData bool `json:"deleteEmptyDirData"`
-	// MayHold lists what may hold the drain up, by name, for the reviewer.
+	// MayHold lists what may hold the drain up, by name, for the reviewer, each as "<object>: <what
+	// it does>" ("StatefulSet data/db: restarts elsewhere with the same identity"); the runbook
+	// groups them by what they do. The executor does not read it.
 	MayHold []string `json:"mayHold,omitempty"`
 	// AmbientOnly evicts only the pods ambient captures when the drain runs (ambient namespace or pod
 	// label, not opted out, no sidecar, not on the host network); every other pod stays. Node-by-node

@@ -56,6 +56,9 @@ type HelmRelease struct {
 	ReuseValues bool `json:"reuseValues,omitempty"`
 	// PreviousRevision is the Helm revision to roll back to, for upgrades.
 	PreviousRevision int `json:"previousRevision,omitempty"`
+	// FromVersion is the chart version the release runs before an upgrade, when known, for the
+	// reviewer; the executor does not read it.
+	FromVersion string `json:"fromVersion,omitempty"`
 }
 
 func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any)) {

@@ -6,9 +6,15 @@ import "fmt"
 type HelmUninstall struct {
 	Release   string `json:"release"`
 	Namespace string `json:"namespace"`
+	// Chart is the release's chart (istiod, cni, ztunnel, gateway, base), so that what its objects
+	// need is known (RequiredPermissions); empty in plans made before it was recorded.
+	Chart string `json:"chart,omitempty"`
 	// BackupStep is the ID of the Backup step that saved what is removed. A rollback that removes what
 	// its step installed names none: the executor backs the release up itself before removing it.
 	BackupStep string `json:"backupStep"`
+	// FromVersion is the chart version of the release removed, when known, for the reviewer; the
+	// executor does not read it.
+	FromVersion string `json:"fromVersion,omitempty"`
 }
 
 var helmUninstallKind = kindSpec{

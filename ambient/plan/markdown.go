@@ -9,146 +9,335 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
 
-// RenderMarkdown writes the plan as a runbook: the findings, then every step with what it does, why,
-// the helm/kubectl commands a person would type, how it is verified and how it is undone.
-func RenderMarkdown(w io.Writer, p *Plan) error {
+// MarkdownOptions configure RenderMarkdownWith.
+type MarkdownOptions struct {
+	// Full renders every step on its own, with every command, as the plan's YAML and JSON hold them:
+	// the runbook of a 1,000-node upgrade then runs to tens of thousands of lines. Without it, the
+	// steps many nodes go through alike are rendered once, as a wave template with a table of the
+	// nodes, and long command lists are cut after a few.
+	Full bool
+}
+
+// maxCommands is how many commands of a step the runbook shows without MarkdownOptions.Full.
+const maxCommands = 8
+
+// RenderMarkdown writes the plan as a runbook for review: RenderMarkdownWith without options.
+func RenderMarkdown(w io.Writer, p *Plan) error { return RenderMarkdownWith(w, p, MarkdownOptions{}) }
+
+// RenderMarkdownWith writes the plan as a runbook. It opens with a summary a reviewer reads in a
+// minute: what changes (component, current, target, how, risk), the findings, the phases with their
+// step counts and how long they take (at least the health gates' settle time, at most every drain
+// and wait running to its timeout), and what needs a person (approvals, findings to waive, blocked
+// steps). Then come the steps, each with what it does, why, the helm and kubectl commands a person
+// would type, how it is verified and how it is undone; steps that many nodes go through alike come
+// once, as a wave template with `<node>` for the node and a table of the waves' nodes, what may
+// hold them and how a node's steps differ (see MarkdownOptions.Full for every step on its own).
+// Everything is read from the plan; the output is deterministic.
+func RenderMarkdownWith(w io.Writer, p *Plan, opts MarkdownOptions) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n\n", p.Metadata.Name)
-	fmt.Fprintf(&b, "- operation: `%s`\n", p.Metadata.Operation)
-	if !p.Metadata.From.IsZero() || !p.Metadata.To.IsZero() {
-		fmt.Fprintf(&b, "- versions: %s → %s\n", p.Metadata.From, p.Metadata.To)
+	all := waveSets(p.Steps)
+	renderHeader(&b, p)
+	renderSummary(&b, p, all)
+	sets := all
+	if opts.Full {
+		sets = nil
 	}
-	fmt.Fprintf(&b, "- snapshot fingerprint: `%s`\n", p.Metadata.Fingerprint)
-	if len(p.Metadata.Options) > 0 {
-		keys := sortedKeys(p.Metadata.Options)
-		var opts []string
-		for _, k := range keys {
-			opts = append(opts, fmt.Sprintf("%s=%s", k, p.Metadata.Options[k]))
-		}
-		fmt.Fprintf(&b, "- options: `%s`\n", strings.Join(opts, " "))
-	}
-	if p.Runnable() {
-		b.WriteString("- status: **ready to apply** once reviewed\n")
-	} else {
-		b.WriteString("- status: **not runnable**: see the stopping findings and blocked steps below\n")
-	}
-	b.WriteString("\n")
-	RenderFindings(&b, p.Findings)
 	if len(p.Steps) > 0 {
 		fmt.Fprintf(&b, "## Steps (%d)\n\n", len(p.Steps))
 	}
-	for i := range p.Steps {
-		renderStep(&b, i+1, &p.Steps[i])
+	next := 0
+	for i := 0; i < len(p.Steps); {
+		if next < len(sets) && sets[next].start == i {
+			renderWaveSet(&b, p, sets[next], all)
+			i = sets[next].end
+			next++
+			continue
+		}
+		renderStep(&b, fmt.Sprintf("%d. ", i+1), &p.Steps[i], stepView{full: opts.Full, previous: previousID(p.Steps, i)})
+		i++
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// RenderFindings writes findings as a Markdown section; nothing when there are none.
-func RenderFindings(b *strings.Builder, fs []Finding) {
-	if len(fs) == 0 {
-		b.WriteString("## Findings\n\nNone.\n\n")
-		return
+func previousID(steps []Step, i int) string {
+	if i == 0 {
+		return ""
 	}
-	b.WriteString("## Findings\n\n| severity | code | object | finding | remedy |\n|---|---|---|---|---|\n")
-	for _, f := range fs {
-		sev := string(f.Severity)
-		if f.Waived {
-			sev += " (waived)"
+	return steps[i-1].ID
+}
+
+func renderHeader(b *strings.Builder, p *Plan) {
+	fmt.Fprintf(b, "# %s\n\n", p.Metadata.Name)
+	fmt.Fprintf(b, "- operation: `%s`\n", p.Metadata.Operation)
+	if !p.Metadata.From.IsZero() || !p.Metadata.To.IsZero() {
+		fmt.Fprintf(b, "- versions: %s → %s\n", p.Metadata.From, p.Metadata.To)
+	}
+	fmt.Fprintf(b, "- snapshot fingerprint: `%s`\n", p.Metadata.Fingerprint)
+	if len(p.Metadata.Options) > 0 {
+		var opts []string
+		for _, k := range sortedKeys(p.Metadata.Options) {
+			opts = append(opts, fmt.Sprintf("%s=%s", k, p.Metadata.Options[k]))
 		}
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s |\n", sev, f.Code, cell(f.Object.String()), cell(f.Message), cell(f.Remedy))
+		fmt.Fprintf(b, "- options: `%s`\n", strings.Join(opts, " "))
+	}
+	if p.Runnable() {
+		b.WriteString("- status: **ready to apply** once reviewed\n")
+	} else {
+		b.WriteString("- status: **not runnable**: see what needs a person below\n")
 	}
 	b.WriteString("\n")
 }
 
-func cell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+// RenderFindings writes findings as a Markdown section, "None." when there are none. A code found on
+// many objects takes one row.
+func RenderFindings(b *strings.Builder, fs []Finding) {
+	b.WriteString("## Findings\n\n")
+	renderFindingsTable(b, fs, nil)
+}
 
-func renderStep(b *strings.Builder, n int, s *Step) {
-	fmt.Fprintf(b, "### %d. `%s`\n\n", n, s.ID)
-	fmt.Fprintf(b, "**What:** %s  \n", s.Description)
-	if s.Reason != "" {
-		fmt.Fprintf(b, "**Why:** %s  \n", s.Reason)
+// maxFindingRows is how many findings of one code get a row each; more share one row.
+const maxFindingRows = 3
+
+func renderFindingsTable(b *strings.Builder, fs []Finding, inWaves map[string]bool) {
+	if len(fs) == 0 {
+		b.WriteString("None.\n\n")
+		return
 	}
-	fmt.Fprintf(b, "**Action:** %s · **risk:** %s", s.Kind(), s.Risk)
-	if len(s.DependsOn) > 0 {
-		fmt.Fprintf(b, " · **after:** %s", "`"+strings.Join(s.DependsOn, "`, `")+"`")
-	}
-	b.WriteString("\n\n")
-	if s.Blocked != "" {
-		fmt.Fprintf(b, "> **Blocked:** %s\n\n", s.Blocked)
-	}
-	if len(s.Preconditions) > 0 {
-		b.WriteString("Before: \n")
-		for _, c := range s.Preconditions {
-			fmt.Fprintf(b, "- %s\n", c.Description)
+	b.WriteString("| severity | code | object | finding | remedy |\n|---|---|---|---|---|\n")
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Code == fs[i].Code && fs[j].Severity == fs[i].Severity && fs[j].Waived == fs[i].Waived {
+			j++
 		}
-		b.WriteString("\n")
+		group := fs[i:j]
+		if len(group) <= maxFindingRows {
+			for _, f := range group {
+				fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s |\n", severityCell(f), f.Code, cell(f.Object.String()), cell(f.Message), cell(f.Remedy))
+			}
+		} else {
+			renderFindingGroup(b, group, inWaves)
+		}
+		i = j
 	}
-	var checks []Check
-	if s.Verify != nil {
-		checks = s.Verify.Checks
+	b.WriteString("\n")
+}
+
+func severityCell(f Finding) string {
+	if f.Waived {
+		return string(f.Severity) + " (waived)"
+	}
+	return string(f.Severity)
+}
+
+// renderFindingGroup writes the findings of one code as one row: how many, the objects (up to ten),
+// the first message as an example, and the remedy.
+func renderFindingGroup(b *strings.Builder, group []Finding, inWaves map[string]bool) {
+	var objs []string
+	seen := map[string]bool{}
+	perNode := true
+	for _, f := range group {
+		if o := f.Object.String(); !seen[o] {
+			seen[o] = true
+			objs = append(objs, o)
+		}
+		perNode = perNode && inWaves[findingNode(f)]
+	}
+	where := fmt.Sprintf("%d findings on %s", len(group), listSome(objs, 10))
+	if perNode {
+		where += "; each is named in the table of its node's wave below"
+	}
+	remedy := group[0].Remedy
+	for _, f := range group[1:] {
+		if f.Remedy != remedy {
+			remedy += " (remedies differ: see the plan's findings)"
+			break
+		}
+	}
+	fmt.Fprintf(b, "| %s | `%s` | %s | e.g. %s | %s |\n", severityCell(group[0]), group[0].Code, cell(where), cell(group[0].Message), cell(remedy))
+}
+
+// findingNode is the node a finding is about: its object when that is a Node, else the node its
+// component names ("node/<name>"); "" when none.
+func findingNode(f Finding) string {
+	if f.Object.Kind == "Node" {
+		return f.Object.Name
+	}
+	if n, ok := strings.CutPrefix(f.Component, "node/"); ok {
+		return n
+	}
+	return ""
+}
+
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
+func cell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ") }
+
+// stepView says how renderStep shows a step.
+type stepView struct {
+	full bool
+	// previous is the ID of the step before it: a dependency on it alone goes unsaid.
+	previous string
+	// template steps stand for many nodes: their dependencies and what may hold them are the
+	// wave table's.
+	template bool
+	// differs says how a variant of a template step differs from the first.
+	differs string
+}
+
+// renderStep writes a step as a heading and one block of lines: what and why, then what it waits
+// for, its commands, notes, verification and undo. Lists and code fences may follow a paragraph
+// without a blank line in CommonMark, so a step stays short.
+func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
+	level := "###"
+	if v.template {
+		level = "####"
+	}
+	fmt.Fprintf(b, "%s %s`%s` · %s · risk %s\n", level, prefix, s.ID, s.Kind(), s.Risk)
+	fmt.Fprintf(b, "**What:** %s", s.Description)
+	if s.Cordon != nil && s.Cordon.Pool != "" && !v.template {
+		fmt.Fprintf(b, " (pool %s)", s.Cordon.Pool)
+	}
+	if s.Reason != "" {
+		fmt.Fprintf(b, "  \n**Why:** %s", s.Reason)
+	}
+	b.WriteString("\n")
+	if s.Blocked != "" {
+		fmt.Fprintf(b, "- **blocked:** %s\n", s.Blocked)
+	}
+	var items []string
+	if v.differs != "" {
+		items = append(items, v.differs)
+	}
+	if !v.template && len(s.DependsOn) > 0 && !(len(s.DependsOn) == 1 && s.DependsOn[0] == v.previous) {
+		items = append(items, "after: `"+strings.Join(s.DependsOn, "`, `")+"`")
+	}
+	for _, c := range s.Preconditions {
+		items = append(items, "before: "+c.Description)
 	}
 	if s.WaitFor != nil {
-		checks = []Check{s.WaitFor.Check}
+		wait := "waits for: "
 		if s.WaitFor.TimeoutSeconds > 0 {
-			fmt.Fprintf(b, "Waits up to %ds for:\n", s.WaitFor.TimeoutSeconds)
+			wait = fmt.Sprintf("waits up to %s for: ", seconds(s.WaitFor.TimeoutSeconds))
+		}
+		items = append(items, wait+s.WaitFor.Check.Description)
+	}
+	if s.HealthGate != nil && s.HealthGate.SettleSeconds > 0 {
+		items = append(items, fmt.Sprintf("lets the mesh settle %s, then asks probe %q", seconds(s.HealthGate.SettleSeconds), s.HealthGate.Probe))
+	}
+	if s.Verify != nil {
+		for _, c := range s.Verify.Checks {
+			items = append(items, "checks: "+c.Description)
 		}
 	}
-	for _, c := range checks {
-		fmt.Fprintf(b, "- %s\n", c.Description)
-	}
-	if len(checks) > 0 {
-		b.WriteString("\n")
-	}
-	if cmds := Commands(s); len(cmds) > 0 {
-		b.WriteString("```sh\n")
+	cmds := Commands(s)
+	if comments(cmds) {
+		// Nothing to type: a health gate or a pause says what a person checks.
 		for _, c := range cmds {
-			b.WriteString(c)
-			b.WriteString("\n")
+			items = append(items, "by hand: "+strings.TrimPrefix(c, "# "))
 		}
-		b.WriteString("```\n\n")
+		cmds = nil
 	}
-	if s.Drain != nil && len(s.Drain.MayHold) > 0 {
-		b.WriteString("May hold the drain:\n")
+	writeItems(b, items)
+	writeCommands(b, cmds, v.full)
+	items = nil
+	if s.Drain != nil && !v.template {
 		for _, h := range s.Drain.MayHold {
-			fmt.Fprintf(b, "- %s\n", h)
+			items = append(items, "may hold the drain: "+h)
 		}
-		b.WriteString("\n")
 	}
-	for _, note := range s.Notes {
-		fmt.Fprintf(b, "- note: %s\n", note)
+	for _, n := range s.Notes {
+		items = append(items, "note: "+n)
 	}
-	if len(s.Notes) > 0 {
-		b.WriteString("\n")
-	}
-	if len(s.Postconditions) > 0 {
-		b.WriteString("Verify:\n")
-		for _, c := range s.Postconditions {
-			fmt.Fprintf(b, "- %s", c.Description)
-			if cmd := CheckCommand(c); cmd != "" {
-				fmt.Fprintf(b, " (`%s`)", cmd)
-			}
-			b.WriteString("\n")
+	for _, c := range s.Postconditions {
+		item := "verify: " + c.Description
+		if cmd := CheckCommand(c); cmd != "" {
+			item += " (`" + cmd + "`)"
 		}
-		b.WriteString("\n")
+		items = append(items, item)
 	}
-	if s.Rollback != nil {
-		fmt.Fprintf(b, "Undo: %s\n", s.Rollback.Description)
-		if cmds := Commands(s.Rollback); len(cmds) > 0 {
-			b.WriteString("```sh\n")
-			for _, c := range cmds {
-				b.WriteString(c)
-				b.WriteString("\n")
-			}
-			b.WriteString("```\n")
+	var undo []string
+	switch {
+	case s.Rollback != nil:
+		undo = Commands(s.Rollback)
+		if len(undo) == 1 && !strings.Contains(undo[0], "\n") {
+			items = append(items, fmt.Sprintf("undo: %s (`%s`)", s.Rollback.Description, undo[0]))
+			undo = nil
+		} else {
+			items = append(items, "undo: "+s.Rollback.Description)
 		}
-		b.WriteString("\n")
-	} else if mutates(s) {
-		b.WriteString("Undo: no automatic rollback for this step.\n\n")
+	case mutates(s):
+		items = append(items, "undo: no automatic rollback for this step")
+	}
+	writeItems(b, items)
+	writeCommands(b, undo, v.full)
+	b.WriteString("\n")
+}
+
+// comments reports whether every command is a shell comment on one line.
+func comments(cmds []string) bool {
+	for _, c := range cmds {
+		if !strings.HasPrefix(c, "#") || strings.Contains(c, "\n") {
+			return false
+		}
+	}
+	return len(cmds) > 0
+}
+
+func writeItems(b *strings.Builder, items []string) {
+	for _, it := range items {
+		fmt.Fprintf(b, "- %s\n", it)
 	}
 }
 
+// writeCommands writes commands as a shell block; without full, at most maxCommands of them.
+func writeCommands(b *strings.Builder, cmds []string, full bool) {
+	if len(cmds) == 0 {
+		return
+	}
+	b.WriteString("```sh\n")
+	shown := cmds
+	if !full && len(cmds) > maxCommands {
+		shown = cmds[:maxCommands-2]
+	}
+	for _, c := range shown {
+		b.WriteString(c)
+		b.WriteString("\n")
+	}
+	if len(shown) < len(cmds) {
+		fmt.Fprintf(b, "# ... and %d more like these (every command: MarkdownOptions{Full: true}, or the plan's YAML)\n", len(cmds)-len(shown))
+	}
+	b.WriteString("```\n")
+}
+
 func mutates(s *Step) bool { return s.Kind().ChangesMesh() }
+
+// seconds writes a duration in seconds as 45s, 10m, 1h30m, 2d3h.
+func seconds(s int64) string {
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	case s < 86400:
+		if m := s % 3600 / 60; m > 0 {
+			return fmt.Sprintf("%dh%02dm", s/3600, m)
+		}
+		return fmt.Sprintf("%dh", s/3600)
+	}
+	if h := s % 86400 / 3600; h > 0 {
+		return fmt.Sprintf("%dd%02dh", s/86400, h)
+	}
+	return fmt.Sprintf("%dd", s/86400)
+}
 
 func kubectlTarget(r mesh.ObjectRef) string {
 	t := strings.ToLower(r.Kind) + "/" + r.Name

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -177,13 +178,49 @@ func validateStep(s *Step, where string, bad func(string, ...any)) {
 	}
 }
 
-// EncodeYAML writes the plan as YAML.
+// EncodeYAML writes the plan as YAML for review: the keys of each object in the order of the Go
+// fields (a step starts with its id), short maps and lists on one line, and the steps that many
+// nodes go through alike written once for all of them (forEachNode; Decode expands them back).
 func EncodeYAML(p *Plan) ([]byte, error) {
 	b, err := EncodeJSON(p)
 	if err != nil {
 		return nil, err
 	}
-	return yaml.JSONToYAML(b)
+	n, err := yamlTree(b)
+	if err != nil {
+		return nil, err
+	}
+	flat, err := encodeYAMLTree(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := foldSteps(mappingValue(n, "steps"), p.Steps); err != nil {
+		return nil, err
+	}
+	folded, err := encodeYAMLTree(n)
+	if err != nil {
+		return nil, err
+	}
+	// Folding is only a way of writing: keep it only when it reads back as the very plan.
+	if back, err := decodeUnchecked(folded); err != nil || !sameJSON(back, b) {
+		return flat, nil
+	}
+	return folded, nil
+}
+
+// mappingValue returns the value of a key of a YAML mapping, nil when there is none.
+func mappingValue(n *yaml3.Node, key string) *yaml3.Node {
+	for i := 0; n != nil && n.Kind == yaml3.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func sameJSON(p *Plan, want []byte) bool {
+	got, err := EncodeJSON(p)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // EncodeJSON writes the plan as indented JSON.
@@ -197,11 +234,27 @@ func EncodeJSON(p *Plan) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Decode reads a plan from YAML or JSON strictly (unknown fields are errors) and validates it.
+// Decode reads a plan from YAML or JSON strictly (unknown fields are errors), expands the
+// forEachNode entries EncodeYAML writes, and validates it.
 func Decode(data []byte) (*Plan, error) {
+	p, err := decodeUnchecked(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decodeUnchecked is Decode without Validate.
+func decodeUnchecked(data []byte) (*Plan, error) {
 	j, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not YAML or JSON: %v", ErrInvalidPlan, err)
+	}
+	if j, err = unfoldSteps(j); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPlan, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
@@ -211,9 +264,6 @@ func Decode(data []byte) (*Plan, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: more than one document; a plan file holds one plan", ErrInvalidPlan)
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
 	}
 	return &p, nil
 }

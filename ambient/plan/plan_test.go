@@ -3,6 +3,7 @@ package plan_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,8 +63,8 @@ func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
 	}{
 		{"an unknown field is refused", "operation: upgrade", "operation: upgrade\n  color: red", "unknown field"},
 		{"a step with two actions is refused", "  drain:\n", "  cordon:\n    node: a\n  drain:\n", "2 actions"},
-		{"a dependency on a later step is refused", "- base/upgrade", "- istiod/remove", "comes later"},
-		{"a dependency on a missing step is refused", "- base/upgrade", "- nope", "unknown step"},
+		{"a dependency on a later step is refused", "dependsOn: [base/upgrade]", "dependsOn: [istiod/remove]", "comes later"},
+		{"a dependency on a missing step is refused", "dependsOn: [base/upgrade]", "dependsOn: [nope]", "unknown step"},
 		{"an uninstall without its backup is refused", "backupStep: backup/istiod", "backupStep: base/upgrade", "not a Backup"},
 		{"an empty fingerprint is refused", "fingerprint: sha256:abc", "fingerprint: \"\"", "fingerprint"},
 		{"a wrong apiVersion is refused", "apiVersion: ambientkit.io/v1alpha1", "apiVersion: v9", "apiVersion"},
@@ -72,16 +73,29 @@ func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
 		{"a bad risk is refused", "risk: high", "risk: extreme", "risk"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if !bytes.Contains(good, []byte(tc.from)) {
-				t.Fatalf("fixture does not contain %q:\n%s", tc.from, good)
-			}
-			bad := bytes.Replace(good, []byte(tc.from), []byte(tc.to), 1)
-			_, err := plan.Decode(bad)
-			if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), tc.says) {
-				t.Fatalf("err = %v; want ErrInvalidPlan mentioning %q", err, tc.says)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { refusesEdit(t, good, tc.from, tc.to, tc.says) })
+	}
+}
+
+// refusesEdit checks that Decode refuses the encoded plan good with from replaced by to, saying says.
+func refusesEdit(t *testing.T, good []byte, from, to, says string) {
+	t.Helper()
+	if !bytes.Contains(good, []byte(from)) {
+		t.Fatalf("fixture does not contain %q:\n%s", from, good)
+	}
+	_, err := plan.Decode(bytes.Replace(good, []byte(from), []byte(to), 1))
+	if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), says) {
+		t.Fatalf("err = %v; want ErrInvalidPlan mentioning %q", err, says)
+	}
+}
+
+// containsAll checks that text holds every one of want.
+func containsAll(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("markdown lacks %q:\n%s", w, text)
+		}
 	}
 }
 
@@ -90,22 +104,17 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 	if err := plan.RenderMarkdown(&b, samplePlan()); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
-	for _, want := range []string{
+	containsAll(t, b.String(),
 		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts -n istio-system --version 1.31.4 --set defaultRevision=1-30-3 --set n=2",
 		"helm ls -n istio-system --filter '^istio-base$'",
 		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
 		"helm uninstall istiod-1-30-3 -n istio-system",
 		"kubectl drain a --ignore-daemonsets --timeout=600s",
-		"Undo: uncordon a",
-		"May hold the drain:\n- PodDisruptionBudget shop/cart",
+		"- undo: uncordon a (`kubectl uncordon a`)",
+		"- may hold the drain: PodDisruptionBudget shop/cart",
 		"kubectl uncordon a",
 		"| info | `TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL` |",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, out)
-		}
-	}
+	)
 }
 
 func TestEveryCodeHasHelp(t *testing.T) {
@@ -123,4 +132,18 @@ func TestEveryCodeHasHelp(t *testing.T) {
 		}
 		seen[string(c)] = true
 	}
+}
+
+func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
+	tricky := []string{"yes", "No", "on", "OFF", "y", "1:30", "010", "0x1F", "1_000", "1.30", "1e3", ".inf", "null", "~", "true", "",
+		" padded ", "a: b", "- x", "#x", "[x]", "{x}", "x, y", "line one\nline two\n", "trailing\n", "'q'", "\"dq\"", "@x", "`x`", "%x", "!x", "&x", "*x", "<<"}
+	p := samplePlan()
+	values := map[string]any{}
+	for i, s := range tricky {
+		values[s+"-key"] = s
+		values[fmt.Sprintf("k%02d", i)] = []any{s, map[string]any{"v": s}}
+	}
+	p.Steps[0].HelmUpgrade.Values = plan.MustNormalizeValues(values)
+	p.Steps[0].Notes = tricky[1:]
+	roundTrip(t, p)
 }

@@ -277,7 +277,7 @@ func (b *Builder) Upgrade(id, desc, reason string, h mesh.HelmRelease, v mesh.Ve
 	st := plan.Step{
 		ID: id, Description: desc, Reason: reason, Risk: r,
 		HelmUpgrade: &plan.HelmRelease{Release: h.Name, Namespace: h.Namespace, Chart: b.Chart(h.Chart, v),
-			Values: values, ReuseValues: reuse, PreviousRevision: h.Revision},
+			Values: values, ReuseValues: reuse, PreviousRevision: h.Revision, FromVersion: h.ChartVersion},
 		Postconditions: append([]plan.Check{ReleaseCheck(h, v)}, checks...),
 	}
 	if h.Revision > 0 {

@@ -22,7 +22,10 @@ type ChartSource struct {
 	// `helm pull --untar` leaves them.
 	Dir string `json:"dir,omitempty"`
 	// Paths overrides the local path of single charts by chart name (for example the istio source
-	// layout: istiod → manifests/charts/istio-control/istio-discovery).
+	// layout: istiod → manifests/charts/istio-control/istio-discovery), or of one version of a chart
+	// by "name@version" ("ztunnel@1.31.4"), which wins: a folder holds one version, and a plan that
+	// upgrades a release at its running version (a blue-green pins the running ztunnel and changes
+	// istiod's trust) needs that version's chart beside the target's.
 	Paths map[string]string `json:"paths,omitempty"`
 }
 
@@ -48,6 +51,11 @@ func (c ChartSource) Validate() error {
 		if p := c.Paths[name]; p == "" || strings.Contains(p, "://") {
 			return fmt.Errorf("chart source: path for chart %q (%q) must be a local path", name, p)
 		}
+		if chart, v, ok := strings.Cut(name, "@"); ok {
+			if _, err := mesh.ParseVersion(v); err != nil || chart == "" {
+				return fmt.Errorf("chart source: path key %q: want <chart> or <chart>@<version> (ztunnel@1.31.4)", name)
+			}
+		}
 	}
 	return nil
 }
@@ -56,6 +64,8 @@ func (c ChartSource) Validate() error {
 func (c ChartSource) Ref(chart string, v mesh.Version) plan.ChartRef {
 	r := plan.ChartRef{Name: chart, Version: v.String()}
 	switch {
+	case c.Paths[chart+"@"+v.String()] != "":
+		r.Path = c.Paths[chart+"@"+v.String()]
 	case c.Paths[chart] != "":
 		r.Path = c.Paths[chart]
 	case c.Dir != "":

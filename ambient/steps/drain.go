@@ -42,7 +42,7 @@ type DrainNode struct {
 	Stateful int
 	// Blocked is true when a PodDisruptionBudget covering a pod on the node allows no disruption.
 	Blocked bool
-	// MayHold says what may hold the drain, by name.
+	// MayHold says what may hold the drain, by name, as plan.NodeDrain.MayHold does.
 	MayHold []string
 }
 
@@ -88,7 +88,7 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 			}
 			if bud.DisruptionsAllowed == 0 {
 				blocked = true
-				hold = append(hold, fmt.Sprintf("%s allows 0 disruptions and covers %s", bud.Ref(), w.Ref()))
+				hold = append(hold, fmt.Sprintf("%s: allows 0 disruptions and covers %s", bud.Ref(), w.Ref()))
 				b.Finding(plan.Finding{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: bud.Ref(), Component: "node/" + node,
 					Message: fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s", bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, node, w.Ref()),
 					Remedy:  "scale the workload up or relax the budget before the drain, or waive and let the drain time out and report"})
@@ -96,17 +96,17 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 		}
 		switch {
 		case w.Kind == "Pod":
-			hold = append(hold, fmt.Sprintf("%s has no controller: eviction deletes it for good", w.Ref()))
+			hold = append(hold, fmt.Sprintf("%s: has no controller, so eviction deletes it for good", w.Ref()))
 			b.Finding(plan.Finding{Code: plan.CodeUnmanagedPodOnNode, Severity: plan.Waivable, Object: w.Ref(), Component: "node/" + node,
 				Message: fmt.Sprintf("pod %s/%s on %s has no controller; draining the node deletes it for good", w.Namespace, w.Name, node),
 				Remedy:  "run it under a Deployment or Job, or waive"})
 		case w.Kind == "Job" || w.Kind == "CronJob":
-			hold = append(hold, fmt.Sprintf("%s is running: eviction stops it; it starts over only if its backoffLimit allows a retry", w.Ref()))
+			hold = append(hold, fmt.Sprintf("%s: runs; eviction stops it, and it starts over only if its backoffLimit allows", w.Ref()))
 		case w.Kind == "StatefulSet":
-			hold = append(hold, fmt.Sprintf("%s: its pod restarts with the same identity elsewhere", w.Ref()))
+			hold = append(hold, fmt.Sprintf("%s: restarts elsewhere with the same identity", w.Ref()))
 		}
 		if w.LocalStorage {
-			hold = append(hold, fmt.Sprintf("%s mounts emptyDir volumes: their data is lost", w.Ref()))
+			hold = append(hold, fmt.Sprintf("%s: loses the data of its emptyDir volumes", w.Ref()))
 		}
 		if w.Stateful() {
 			stateful++
@@ -146,8 +146,8 @@ func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
 
 // CordonStep is the step that cordons a node, with a rollback that uncordons it.
 func CordonStep(id string, n mesh.Node) plan.Step {
-	return plan.Step{ID: id, Description: fmt.Sprintf("cordon %s (pool %s)", n.Name, OrDefault(n.Pool, "-")), Risk: plan.RiskLow,
-		Cordon:   &plan.NodeRef{Node: n.Name},
+	return plan.Step{ID: id, Description: "cordon " + n.Name, Risk: plan.RiskLow,
+		Cordon:   &plan.NodeRef{Node: n.Name, Pool: n.Pool},
 		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + n.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n.Name}}}
 }
 

@@ -113,7 +113,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	next := &cli.Next{Cmd: c, DryRun: *dryRun, Namespace: execute.DefaultNamespace}
-	observers := []func(execute.Event){prog.Observe, next.Observe}
+	nodes := cli.NewNodeProgress(say)
+	observers := []func(execute.Event){prog.Observe, next.Observe, nodes.Observe}
 	if !*dryRun {
 		hash, _ := execute.PlanHash(p)
 		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -143,6 +144,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return next.Wrap(err)
 	}
 	prog.End()
-	fmt.Fprintf(say, "\ndone: %d steps, resumed=%v, dry run=%v\n", len(res.Steps), res.Resumed, res.DryRun)
+	fmt.Fprintf(say, "\ndone: %d steps (%s), resumed=%v, dry run=%v\n", len(res.Steps), nodes, res.Resumed, res.DryRun)
 	return nil
 }

@@ -82,6 +82,10 @@ type World struct {
 	// migration turns on SimulateMigration; unprogrammed lists waypoints that never get Programmed.
 	migration    bool
 	unprogrammed map[string]bool
+	// denied are the rules reviews refuse (Deny); reviews and requests what was asked (access.go).
+	denied   []plan.Rule
+	reviews  []plan.Permission
+	requests map[plan.Permission]bool
 }
 
 // NewWorld returns a world holding objs. Helm releases stored in the objects' Helm storage Secrets
@@ -98,7 +102,7 @@ func NewWorld(t testing.TB, objs ...client.Object) *World {
 		// observe.Live reads ConfigMap istio-cni-config by name; a real API server supports metadata.name for every kind.
 		WithIndex(&corev1.ConfigMap{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
 		Build()
-	w.Client = interceptor.NewClient(w.Base, w.funcs())
+	w.Client = interceptor.NewClient(w.Base, w.recorded(w.funcs()))
 	if err := w.establishCRDs(context.Background()); err != nil {
 		t.Fatalf("executetest: %v", err)
 	}

@@ -30,10 +30,16 @@ type ChartVersionError struct {
 	// NewestSameMinor is the newest release of the asked version's major.minor the source has, and
 	// Newest the newest release it has at all; empty when it has none.
 	NewestSameMinor, Newest string
+	// Local is set when Source is a local chart folder or archive, which holds Newest only.
+	Local bool
 }
 
 // Error names the chart, the version, the source, what it has instead and the fix.
 func (e *ChartVersionError) Error() string {
+	if e.Local {
+		return fmt.Sprintf("%v: chart %s %s is not at %s: the chart there is %s; point the chart source at a folder holding %s %s (ChartSource.Paths takes %q)",
+			ErrChartVersionMissing, e.Chart, e.Version, e.Source, e.Newest, e.Chart, e.Version, e.Chart+"@"+e.Version)
+	}
 	var has string
 	switch {
 	case e.NewestSameMinor != "":
@@ -58,8 +64,9 @@ func (e *ChartVersionError) Unwrap() error { return ErrChartVersionMissing }
 //     the version must be listed with a download URL. Nothing is written to the Helm cache.
 //   - OCI: the tag is resolved through the client's registry client (its credentials file); when it
 //     does not resolve, the repository's tags are listed to say what it has.
-//   - Path: the local chart directory or .tgz is loaded and counts as its own version: any version
-//     asked for is satisfied, and have is the version its Chart.yaml states.
+//   - Path: the local chart directory or .tgz is loaded and its Chart.yaml must state the version
+//     asked for (when one is): a folder holds one version, and a step that would install another
+//     from it is refused before it changes anything.
 //
 // When the source was read but lacks the version, the error is a *ChartVersionError (wrapping
 // ErrChartVersionMissing) and have is the newest release of the same minor the source has, or else
@@ -77,7 +84,11 @@ func (c *Client) CheckChart(ctx context.Context, ref plan.ChartRef) (have string
 		if err != nil {
 			return "", fmt.Errorf("helm: chart %s: load %s: %w", ref.Name, ref.Path, err)
 		}
-		return ch.Metadata.Version, nil
+		have := ch.Metadata.Version
+		if ref.Version != "" && !sameVersion(have, ref.Version) {
+			return have, &ChartVersionError{Chart: ref.Name, Version: ref.Version, Source: ref.Path, Newest: have, Local: true}
+		}
+		return have, nil
 	case ref.Repository != "":
 		return c.checkRepository(ref)
 	default:

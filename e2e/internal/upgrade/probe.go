@@ -12,8 +12,9 @@ import (
 
 // MeshHealth is the "mesh-health" probe of the e2e upgrade: healthy only when istiod is ready (at least
 // one revision, every revision's Deployment fully ready) and every ambient node (a node running pods
-// ambient captures, mesh.Snapshot.AmbientNodes) has a ready, non-terminating pod of every ztunnel
-// DaemonSet. It observes the mesh through snapshot (observe.Live) each time it is asked.
+// ambient captures, mesh.Snapshot.AmbientNodes) has a ready, non-terminating ztunnel pod, and no node
+// has pods of two ztunnel DaemonSets (during a blue-green each node runs one of the two). It observes
+// the mesh through snapshot (observe.Live) each time it is asked.
 func MeshHealth(snapshot func(context.Context) (*mesh.Snapshot, error)) execute.Probe {
 	return func(ctx context.Context, scope string) (bool, string, error) {
 		s, err := snapshot(ctx)
@@ -45,16 +46,40 @@ func Healthy(s *mesh.Snapshot) (bool, string) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, z := range s.Ztunnels {
-		var missing []string
-		for _, n := range names {
-			if _, ok := mesh.ReadyAgentOn(z.Pods, n); !ok {
-				missing = append(missing, n)
+	var missing []string
+	for _, n := range names {
+		ready := false
+		for _, z := range s.Ztunnels {
+			if _, ok := mesh.ReadyAgentOn(z.Pods, n); ok {
+				ready = true
 			}
 		}
-		if len(missing) > 0 {
-			bad = append(bad, fmt.Sprintf("ambient nodes without a ready ztunnel %s/%s pod: %s", z.Namespace, z.Name, strings.Join(missing, ", ")))
+		if !ready {
+			missing = append(missing, n)
 		}
+	}
+	if len(missing) > 0 {
+		bad = append(bad, fmt.Sprintf("ambient nodes without a ready ztunnel pod: %s", strings.Join(missing, ", ")))
+	}
+	two := map[string][]string{}
+	for _, z := range s.Ztunnels {
+		seen := map[string]bool{}
+		for _, p := range z.Pods {
+			if !seen[p.Node] {
+				seen[p.Node] = true
+				two[p.Node] = append(two[p.Node], z.Namespace+"/"+z.Name)
+			}
+		}
+	}
+	var doubles []string
+	for n, zs := range two {
+		if len(zs) > 1 {
+			doubles = append(doubles, fmt.Sprintf("%s (%s)", n, strings.Join(zs, ", ")))
+		}
+	}
+	if len(doubles) > 0 {
+		sort.Strings(doubles)
+		bad = append(bad, "nodes with pods of two ztunnels: "+strings.Join(doubles, ", "))
 	}
 	if len(bad) > 0 {
 		return false, strings.Join(bad, "; ")

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 	"sort"
 	"strings"
 	"sync"
@@ -27,12 +28,17 @@ import (
 //     not finished, terminating pods included since they still run), it must have a ready,
 //     non-terminating ztunnel pod;
 //   - no PodDisruptionBudget that was healthy when the watcher started is ever violated
-//     (status.currentHealthy < status.desiredHealthy).
+//     (status.currentHealthy < status.desiredHealthy);
+//   - no node ever has pods of two ztunnels (terminating ones included: istio-cni hands new pods to
+//     the newest, so a second one splits the node's traffic);
+//   - with Options.Trust, every istiod Deployment trusts (env CA_TRUSTED_NODE_ACCOUNTS) the account
+//     of every ztunnel that has a pod that is not terminating.
 //
 // Namespaces are read once at start: the feature changes no namespace's dataplane mode while it runs.
 type Watcher struct {
-	// ZtunnelNamespace and ZtunnelApp select ztunnel pods (namespace, label app).
-	ZtunnelNamespace, ZtunnelApp string
+	// ZtunnelNamespaces and ZtunnelApp select ztunnel pods (namespaces, label app).
+	ZtunnelNamespaces map[string]bool
+	ZtunnelApp        string
 
 	mu        sync.Mutex
 	synced    bool
@@ -46,6 +52,15 @@ type Watcher struct {
 	events    int
 	ztDeleted int
 	ztCreated int
+
+	doubleOpen map[string]*Double
+	doubles    []Double
+
+	trust     bool
+	istiods   map[string]map[string]bool // istiod Deployment → accounts it trusts
+	trustOpen map[string]*TrustGap       // istiod|account
+	trustGaps []TrustGap
+	trustSeen map[string]bool // accounts seen running
 
 	pdbHealthyAtStart map[string]bool
 	pdbOpen           map[string]*PDBViolation
@@ -75,6 +90,36 @@ func (g Gap) String() string {
 		g.Node, g.Start.Format("15:04:05.000"), end, g.AmbientPods, g.Ztunnels)
 }
 
+// Double is a time a node had pods of two ztunnels.
+type Double struct {
+	Node       string
+	Start, End time.Time
+	Pods       []string
+}
+
+func (d Double) String() string {
+	end := "still open"
+	if !d.End.IsZero() {
+		end = fmt.Sprintf("for %s", d.End.Sub(d.Start).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("node %s ran two ztunnels at %s (%s): %v", d.Node, d.Start.Format("15:04:05.000"), end, d.Pods)
+}
+
+// TrustGap is a time an istiod did not trust a ztunnel that had running pods.
+type TrustGap struct {
+	Istiod, Account string
+	Start, End      time.Time
+	Trusted         []string
+}
+
+func (g TrustGap) String() string {
+	end := "still open"
+	if !g.End.IsZero() {
+		end = fmt.Sprintf("for %s", g.End.Sub(g.Start).Round(time.Millisecond))
+	}
+	return fmt.Sprintf("istiod %s did not trust running ztunnel %s at %s (%s); it trusted %v", g.Istiod, g.Account, g.Start.Format("15:04:05.000"), end, g.Trusted)
+}
+
 // PDBViolation is a time a budget had fewer healthy pods than it desires.
 type PDBViolation struct {
 	PDB                     string
@@ -92,21 +137,39 @@ func (v PDBViolation) String() string {
 
 type podState struct {
 	node     string
-	ztunnel  bool // a ztunnel pod
-	ready    bool // ztunnel: ready and not terminating
-	ambient  bool // an ambient-captured pod bound to node and not finished
+	account  string // ztunnel: namespace/serviceaccount
+	ztunnel  bool   // a ztunnel pod
+	ready    bool   // ztunnel: ready and not terminating
+	ambient  bool   // an ambient-captured pod bound to node and not finished
 	deleting bool
 }
 
-// StartWatcher lists the namespaces, starts the informers and returns once they have delivered the
-// initial state and the state was checked once.
+// Options select what a watcher watches beyond the default.
+type Options struct {
+	// ZtunnelNamespaces hold the ztunnel DaemonSets (pods labelled app=ztunnel).
+	ZtunnelNamespaces []string
+	// Trust, when set, also watches the istiod Deployments of this namespace for the trust invariant.
+	Trust string
+}
+
+// StartWatcher watches the ztunnel pods of one namespace (see StartWatcherWith).
 func StartWatcher(ctx context.Context, cs kubernetes.Interface, ztunnelNamespace string) (*Watcher, error) {
+	return StartWatcherWith(ctx, cs, Options{ZtunnelNamespaces: []string{ztunnelNamespace}})
+}
+
+// StartWatcherWith lists the namespaces, starts the informers and returns once they have delivered
+// the initial state and the state was checked once.
+func StartWatcherWith(ctx context.Context, cs kubernetes.Interface, o Options) (*Watcher, error) {
 	w := &Watcher{
-		ZtunnelNamespace: ztunnelNamespace, ZtunnelApp: "ztunnel",
+		ZtunnelNamespaces: map[string]bool{}, ZtunnelApp: "ztunnel", doubleOpen: map[string]*Double{},
+		trust: o.Trust != "", istiods: map[string]map[string]bool{}, trustOpen: map[string]*TrustGap{}, trustSeen: map[string]bool{},
 		ambientNS: map[string]bool{}, pods: map[string]podState{}, zt: map[string]map[string]bool{}, amb: map[string]map[string]bool{},
 		open: map[string]*Gap{}, ambNodes: map[string]bool{},
 		pdbHealthyAtStart: map[string]bool{}, pdbOpen: map[string]*PDBViolation{}, pdbMinMargin: map[string]int32{},
 		done: make(chan struct{}),
+	}
+	for _, ns := range o.ZtunnelNamespaces {
+		w.ZtunnelNamespaces[ns] = true
 	}
 	nss, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -137,6 +200,23 @@ func StartWatcher(ctx context.Context, cs kubernetes.Interface, ztunnelNamespace
 		cancel()
 		return nil, err
 	}
+	synced := []cache.InformerSynced{podReg.HasSynced, pdbReg.HasSynced}
+	if w.trust {
+		tf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(o.Trust))
+		deps := tf.Apps().V1().Deployments().Informer()
+		depReg, err := deps.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { w.istiod(o, false) },
+			UpdateFunc: func(_, o any) { w.istiod(o, false) },
+			DeleteFunc: func(o any) { w.istiod(o, true) },
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		synced = append(synced, depReg.HasSynced)
+		tf.Start(wctx.Done())
+		go func() { <-wctx.Done(); tf.Shutdown() }()
+	}
 	f.Start(wctx.Done())
 	go func() {
 		<-wctx.Done()
@@ -145,7 +225,7 @@ func StartWatcher(ctx context.Context, cs kubernetes.Interface, ztunnelNamespace
 	}()
 	sctx, scancel := context.WithTimeout(ctx, time.Minute)
 	defer scancel()
-	if !cache.WaitForCacheSync(sctx.Done(), podReg.HasSynced, pdbReg.HasSynced) {
+	if !cache.WaitForCacheSync(sctx.Done(), synced...) {
 		cancel()
 		return nil, fmt.Errorf("watcher: informers did not sync within a minute")
 	}
@@ -154,6 +234,10 @@ func StartWatcher(ctx context.Context, cs kubernetes.Interface, ztunnelNamespace
 	for n := range w.amb {
 		w.check(n, time.Now())
 	}
+	for n := range w.zt {
+		w.checkDouble(n, time.Now())
+	}
+	w.checkTrust(time.Now())
 	w.mu.Unlock()
 	return w, nil
 }
@@ -199,16 +283,110 @@ func (w *Watcher) pod(o any, deleted bool) {
 	}
 	if had && old.node != "" {
 		w.check(old.node, now)
+		w.checkDouble(old.node, now)
 	}
 	if !deleted && st.node != "" && st.node != old.node {
 		w.check(st.node, now)
+		w.checkDouble(st.node, now)
+	}
+	if st.ztunnel || old.ztunnel {
+		w.checkTrust(now)
+	}
+}
+
+// checkDouble opens or closes the node's double; w.mu is held.
+func (w *Watcher) checkDouble(node string, now time.Time) {
+	if !w.synced {
+		return
+	}
+	owners := map[string]bool{}
+	for _, st := range w.pods {
+		if st.ztunnel && st.node == node {
+			owners[st.account] = true
+		}
+	}
+	d := w.doubleOpen[node]
+	switch {
+	case len(owners) > 1 && d == nil:
+		w.doubleOpen[node] = &Double{Node: node, Start: now, Pods: w.ztunnelsOn(node)}
+	case len(owners) <= 1 && d != nil:
+		d.End = now
+		w.doubles = append(w.doubles, *d)
+		delete(w.doubleOpen, node)
+	}
+}
+
+// istiod records the trust list of an istiod Deployment.
+func (w *Watcher) istiod(o any, deleted bool) {
+	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o, deleted = d.Obj, true
+	}
+	d, ok := o.(*appsv1.Deployment)
+	if !ok || d.Labels["app"] != "istiod" {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if deleted || d.DeletionTimestamp != nil || (d.Spec.Replicas != nil && *d.Spec.Replicas == 0) {
+		delete(w.istiods, d.Name)
+	} else {
+		trusted := map[string]bool{}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "CA_TRUSTED_NODE_ACCOUNTS" {
+					for _, a := range strings.Split(e.Value, ",") {
+						trusted[a] = true
+					}
+				}
+			}
+		}
+		w.istiods[d.Name] = trusted
+	}
+	w.checkTrust(time.Now())
+}
+
+// checkTrust opens or closes trust gaps; w.mu is held.
+func (w *Watcher) checkTrust(now time.Time) {
+	if !w.synced || !w.trust {
+		return
+	}
+	running := map[string]bool{}
+	for _, st := range w.pods {
+		if st.ztunnel && !st.deleting && st.node != "" {
+			running[st.account] = true
+			w.trustSeen[st.account] = true
+		}
+	}
+	want := map[string]bool{}
+	for name, trusted := range w.istiods {
+		for a := range running {
+			k := name + "|" + a
+			want[k] = true
+			g := w.trustOpen[k]
+			switch {
+			case !trusted[a] && g == nil:
+				w.trustOpen[k] = &TrustGap{Istiod: name, Account: a, Start: now, Trusted: sortedKeys(trusted)}
+			case trusted[a] && g != nil:
+				g.End = now
+				w.trustGaps = append(w.trustGaps, *g)
+				delete(w.trustOpen, k)
+			}
+		}
+	}
+	for k, g := range w.trustOpen {
+		if !want[k] {
+			g.End = now
+			w.trustGaps = append(w.trustGaps, *g)
+			delete(w.trustOpen, k)
+		}
 	}
 }
 
 func (w *Watcher) classify(p *corev1.Pod) podState {
 	st := podState{node: p.Spec.NodeName, deleting: p.DeletionTimestamp != nil}
-	if p.Namespace == w.ZtunnelNamespace && p.Labels["app"] == w.ZtunnelApp {
+	if w.ZtunnelNamespaces[p.Namespace] && p.Labels["app"] == w.ZtunnelApp {
 		st.ztunnel = true
+		st.account = p.Namespace + "/" + p.Spec.ServiceAccountName
 		st.ready = !st.deleting && p.Status.Phase == corev1.PodRunning && podReady(p)
 		return st
 	}
@@ -355,6 +533,14 @@ type Report struct {
 	PDBMinMargin map[string]int32
 	// PDBsHealthyAtStart are the budgets checked.
 	PDBsHealthyAtStart []string
+	// Doubles are the times a node had pods of two ztunnels (open ones included): each is a violation.
+	Doubles []Double
+	// TrustGaps are the times an istiod did not trust a running ztunnel (open ones included), with
+	// Options.Trust; TrustedAtEnd is what each istiod trusts now, RunningAccounts the ztunnel accounts
+	// ever seen running.
+	TrustGaps       []TrustGap
+	TrustedAtEnd    map[string][]string
+	RunningAccounts []string
 }
 
 // Report returns what the watcher saw so far.
@@ -380,6 +566,21 @@ func (w *Watcher) Report() Report {
 		}
 	}
 	sort.Strings(r.PDBsHealthyAtStart)
+	r.Doubles = append(r.Doubles, w.doubles...)
+	for _, d := range w.doubleOpen {
+		r.Doubles = append(r.Doubles, *d)
+	}
+	r.TrustGaps = append(r.TrustGaps, w.trustGaps...)
+	for _, g := range w.trustOpen {
+		r.TrustGaps = append(r.TrustGaps, *g)
+	}
+	r.TrustedAtEnd = map[string][]string{}
+	for name, trusted := range w.istiods {
+		r.TrustedAtEnd[name] = sortedKeys(trusted)
+	}
+	r.RunningAccounts = sortedKeys(w.trustSeen)
+	sort.Slice(r.Doubles, func(i, j int) bool { return r.Doubles[i].Start.Before(r.Doubles[j].Start) })
+	sort.Slice(r.TrustGaps, func(i, j int) bool { return r.TrustGaps[i].Start.Before(r.TrustGaps[j].Start) })
 	sort.Slice(r.Gaps, func(i, j int) bool { return r.Gaps[i].Start.Before(r.Gaps[j].Start) })
 	sort.Slice(r.PDBViolations, func(i, j int) bool { return r.PDBViolations[i].Start.Before(r.PDBViolations[j].Start) })
 	return r
@@ -391,8 +592,8 @@ func (r Report) Summary() string {
 	for _, k := range sortedMarginKeys(r.PDBMinMargin) {
 		m = append(m, fmt.Sprintf("%s=%d", k, r.PDBMinMargin[k]))
 	}
-	return fmt.Sprintf("%d pod events, %d PDB events; ztunnel pods deleted %d, created %d; ambient nodes seen %d %v; lowest PDB margins (healthy-desired) %s; %d ztunnel gaps on ambient nodes, %d PDB violations",
-		r.PodEvents, r.PDBEvents, r.ZtunnelPodsDeleted, r.ZtunnelPodsCreated, len(r.AmbientNodes), r.AmbientNodes, strings.Join(m, " "), len(r.Gaps), len(r.PDBViolations))
+	return fmt.Sprintf("%d pod events, %d PDB events; ztunnel pods deleted %d, created %d; ambient nodes seen %d; lowest PDB margins (healthy-desired) %s; %d ztunnel gaps on ambient nodes, %d nodes with two ztunnels, %d PDB violations, %d trust gaps (ztunnel accounts seen running %v)",
+		r.PodEvents, r.PDBEvents, r.ZtunnelPodsDeleted, r.ZtunnelPodsCreated, len(r.AmbientNodes), strings.Join(m, " "), len(r.Gaps), len(r.Doubles), len(r.PDBViolations), len(r.TrustGaps), r.RunningAccounts)
 }
 
 func sortedMarginKeys(m map[string]int32) []string {

@@ -2,6 +2,7 @@ package upgrade
 
 import (
 	"context"
+	appsv1 "k8s.io/api/apps/v1"
 	"testing"
 	"time"
 
@@ -122,6 +123,55 @@ func TestWatcherSeesPDBViolations(t *testing.T) {
 	if r.PDBMinMargin["shop/web"] != -1 {
 		t.Fatalf("min margin %d, want -1", r.PDBMinMargin["shop/web"])
 	}
+}
+
+func TestWatcherSeesTwoZtunnelsOnANodeAndUntrustedOnes(t *testing.T) {
+	ctx := context.Background()
+	green := func(name, node string) *corev1.Pod {
+		p := ztunnelPod(name, node, true)
+		p.Namespace, p.Spec.ServiceAccountName = "ztunnel-green", "ztunnel-green"
+		return p
+	}
+	istiod := func(trust string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "istiod-1-31-4", Namespace: "istio-system", Labels: map[string]string{"app": "istiod"}},
+			Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "discovery",
+				Env: []corev1.EnvVar{{Name: "CA_TRUSTED_NODE_ACCOUNTS", Value: trust}}}}}}}}
+	}
+	blue := ztunnelPod("zt-a", "a", true)
+	blue.Spec.ServiceAccountName = "ztunnel"
+	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "istio-system"}}, blue, istiod("istio-system/ztunnel"))
+	w, err := StartWatcherWith(ctx, cs, Options{ZtunnelNamespaces: []string{"istio-system", "ztunnel-green"}, Trust: "istio-system"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if r := w.Report(); len(r.Doubles)+len(r.TrustGaps) != 0 {
+		t.Fatalf("one trusted ztunnel per node is fine: %+v", r)
+	}
+	// Green on another node while istiod does not trust it yet: a trust gap, no double.
+	if _, err := cs.CoreV1().Pods("ztunnel-green").Create(ctx, green("zg-b", "b"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a trust gap", func() bool { return len(w.Report().TrustGaps) == 1 })
+	if g := w.Report().TrustGaps[0]; g.Account != "ztunnel-green/ztunnel-green" || !g.End.IsZero() {
+		t.Fatalf("trust gap %+v", g)
+	}
+	if _, err := cs.AppsV1().Deployments("istio-system").Update(ctx, istiod("istio-system/ztunnel,ztunnel-green/ztunnel-green"), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the trust gap to close", func() bool { g := w.Report().TrustGaps; return len(g) == 1 && !g[0].End.IsZero() })
+	// Green on blue's node: a double, however ready either is.
+	if _, err := cs.CoreV1().Pods("ztunnel-green").Create(ctx, green("zg-a", "a"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a double", func() bool { return len(w.Report().Doubles) == 1 })
+	if d := w.Report().Doubles[0]; d.Node != "a" || len(d.Pods) != 2 {
+		t.Fatalf("double %+v", d)
+	}
+	if err := cs.CoreV1().Pods("istio-system").Delete(ctx, "zt-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the double to close", func() bool { d := w.Report().Doubles; return len(d) == 1 && !d[0].End.IsZero() })
 }
 
 func TestRequestKey(t *testing.T) {

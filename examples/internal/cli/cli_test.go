@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ambientkit/ambientkit/ambient"
@@ -441,5 +443,31 @@ func TestCommandLinesQuoteWhatTheShellWouldSplit(t *testing.T) {
 	}
 	if _, err := (&Source{FromDir: "/d", Context: "c"}).Observe(context.Background()); ExitCode(err) != ExitUsage {
 		t.Errorf("--from-dir with --context: %v, want a usage error", err)
+	}
+}
+
+func TestChartsFolderTakesOtherVersionsBesideTheTarget(t *testing.T) {
+	dir := t.TempDir()
+	for _, chart := range []string{"base", "istiod", "cni", "ztunnel", "ztunnel@1.31.4", "istiod@1.31.4", "notes@x"} {
+		if err := os.MkdirAll(filepath.Join(dir, chart), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if chart == "notes@x" {
+			continue // not a chart folder: left alone
+		}
+		if err := os.WriteFile(filepath.Join(dir, chart, "Chart.yaml"), []byte("name: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, err := ParseCharts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ztunnel@1.31.4": filepath.Join(dir, "ztunnel@1.31.4"), "istiod@1.31.4": filepath.Join(dir, "istiod@1.31.4")}
+	if d := cmp.Diff(want, src.Paths); d != "" || src.Dir != dir {
+		t.Errorf("ParseCharts(%s) = dir %s, paths (-want +got):\n%s", dir, src.Dir, d)
+	}
+	if r := src.Ref("ztunnel", mesh.MustParseVersion("1.31.4")); r.Path != want["ztunnel@1.31.4"] {
+		t.Errorf("the running version's chart comes from %s, want %s", r.Path, want["ztunnel@1.31.4"])
 	}
 }

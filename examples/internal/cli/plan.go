@@ -23,13 +23,8 @@ import (
 type Plan struct {
 	// Target, Strategy and Ztunnel are --target, --strategy and --ztunnel as given.
 	Target, Strategy, Ztunnel string
-	// BatchSize and DrainTimeout are node-by-node's and blue-green's --batch-size and --drain-timeout.
-	BatchSize    int
-	DrainTimeout time.Duration
-	// GreenNodePools, Relabel and GreenNodes are blue-green's --green-nodepools, --relabel and
-	// --green-nodes: where green nodes come from.
-	GreenNodePools, Relabel string
-	GreenNodes              int
+	// NodeFlags are the options of the strategies that drain nodes: node-by-node and blue-green.
+	NodeFlags
 	// Charts and ChartIndex are --charts and --chart-index.
 	Charts, ChartIndex string
 	// Waive, Today and Output are --waive, --today and -o.
@@ -45,15 +40,8 @@ func (f *Plan) Register(c *Command) {
 	str(&f.Target, Spec{Name: "target", Arg: "VERSION", Usage: "Istio version to reach (default: the newest patch of the minor after the running control plane)", Example: "--target 1.31.4"}, "")
 	str(&f.Strategy, Spec{Name: "strategy", Arg: "revision|in-place", Usage: "control plane: a new istiod revision beside the old one (revision, default), or in place", Example: "--strategy in-place"}, "")
 	str(&f.Ztunnel, Spec{Name: "ztunnel", Arg: "node-by-node|in-place|blue-green", Usage: "ztunnel: cordon, drain and replace node by node (default), let the DaemonSet roll in place, or run a second ztunnel on new nodes and move workloads there (blue-green)", Example: "--ztunnel blue-green --green-nodepools general"}, "")
-	c.add(Spec{Name: "batch-size", Arg: "N", Usage: "node-by-node and blue-green: nodes replaced or drained together (default 1)", Example: "--batch-size 5"})
-	c.fs.IntVar(&f.BatchSize, "batch-size", 0, "")
-	c.add(Spec{Name: "drain-timeout", Arg: "DURATION", Usage: "node-by-node and blue-green: bound on each node's drain (default 10m)", Example: "--drain-timeout 20m"})
-	c.fs.DurationVar(&f.DrainTimeout, "drain-timeout", 0, "")
-	str(&f.GreenNodePools, Spec{Name: "green-nodepools", Arg: "NODEPOOL,...", Usage: "blue-green: Karpenter NodePools whose new nodes run the new ztunnel (their template gets the green label)", Example: "--green-nodepools general,batch"}, "")
-	str(&f.Relabel, Spec{Name: "relabel", Arg: "NODE,...", Usage: "blue-green: existing nodes switched to the new ztunnel one at a time (each drained first)", Example: "--relabel ip-10-0-1-11.ec2.internal"}, "")
-	c.add(Spec{Name: "green-nodes", Arg: "N", Usage: "blue-green: ready green nodes to wait for before workloads move (nodes you add labelled ambientkit.io/ztunnel=green)", Example: "--green-nodes 3"})
-	c.fs.IntVar(&f.GreenNodes, "green-nodes", 0, "")
-	str(&f.Charts, Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder holding base, istiod, cni, ztunnel (and gateway) chart folders, as `helm pull --untar` leaves them; " +
+	f.NodeFlags.Register(c, "node-by-node and blue-green: ", "blue-green: ")
+	str(&f.Charts, Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder holding base, istiod, cni, ztunnel (and gateway) chart folders, as `helm pull --untar` leaves them, and <chart>@<version> folders for other versions a plan needs; " +
 		"a Helm repository URL (its index.yaml then says which versions can be targeted); or an OCI registry path (default: " + ambient.DefaultChartRepository + ")",
 		Example: "--charts https://charts.mirror.example.com/istio  (or ./charts, or oci://registry.example.com/istio)"}, "")
 	str(&f.ChartIndex, Spec{Name: "chart-index", Arg: "FILE|URL", Usage: "a Helm repository index (index.yaml, or the <repo>-index.yaml `helm repo update` caches) whose versions are the targetable ones; default: the --charts repository's own index",
@@ -87,24 +75,18 @@ func (f *Plan) Check() error {
 		}
 	}
 	if _, bg := zt.(ztunnel.BlueGreen); !bg {
-		for _, n := range []string{"green-nodepools", "relabel", "green-nodes"} {
+		for _, n := range blueGreenOnly {
 			if f.cmd.IsSet(n) {
 				return bad("--%s applies to --ztunnel %s only", n, ztunnel.NameBlueGreen)
 			}
 		}
-	} else if err := f.blueGreen().Validate(); err != nil {
+	} else if err := f.BlueGreen().Validate(); err != nil {
 		return bad("%v", err)
 	}
 	if _, err := ParseCharts(f.Charts); err != nil {
 		return bad("%v", err)
 	}
 	return nil
-}
-
-// blueGreen returns the blue-green strategy the flags ask for.
-func (f *Plan) blueGreen() ztunnel.BlueGreen {
-	return ztunnel.BlueGreen{BatchSize: f.BatchSize, DrainTimeout: f.DrainTimeout,
-		Capacity: ztunnel.GreenCapacity{NodePools: List(f.GreenNodePools), Relabel: List(f.Relabel), Nodes: f.GreenNodes}}
 }
 
 // List splits a comma- or space-separated flag value.
@@ -149,7 +131,25 @@ func ParseCharts(s string) (ambient.ChartSource, error) {
 		return ambient.ChartSource{}, fmt.Errorf("--charts %s: no chart folder %s (want DIR/<chart>/Chart.yaml for %s, as `helm pull istio/<chart> --version V --untar` leaves them)",
 			dir, strings.Join(missing, ", "), strings.Join(releases.DefaultCharts(), ", "))
 	}
-	return ambient.ChartSource{Dir: dir}, nil
+	src := ambient.ChartSource{Dir: dir}
+	// Charts of other versions a plan needs (a blue-green upgrades the running ztunnel and istiod at
+	// their own version) sit beside them as <chart>@<version> folders.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if _, _, ok := strings.Cut(e.Name(), "@"); !ok || !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "Chart.yaml")); err == nil {
+			if src.Paths == nil {
+				src.Paths = map[string]string{}
+			}
+			src.Paths[e.Name()] = filepath.Join(dir, e.Name())
+		}
+	}
+	if err := src.Validate(); err != nil {
+		return ambient.ChartSource{}, fmt.Errorf("--charts %s: %w", dir, err)
+	}
+	return src, nil
 }
 
 // Options returns the upgrade options the flags ask for, for this mesh.
@@ -163,7 +163,7 @@ func (f *Plan) Options(ctx context.Context, snap *mesh.Snapshot) (ambient.Upgrad
 	case ztunnel.NodeByNode:
 		zt = ztunnel.NodeByNode{BatchSize: f.BatchSize, DrainTimeout: f.DrainTimeout}
 	case ztunnel.BlueGreen:
-		zt = f.blueGreen()
+		zt = f.BlueGreen()
 	}
 	charts, _ := ParseCharts(f.Charts)
 	opts := ambient.UpgradeOptions{Strategy: ambient.Strategy(f.Strategy), Ztunnel: zt, Charts: charts, Today: today}
@@ -336,7 +336,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 }
 
 // keepReplan are the flags a command to plan again keeps.
-var keepReplan = []string{"kubeconfig", "context", "from-dir", "target", "strategy", "ztunnel", "batch-size", "drain-timeout", "green-nodepools", "relabel", "green-nodes",
+var keepReplan = []string{"kubeconfig", "context", "from-dir", "target", "strategy", "ztunnel", "batch-size", "drain-timeout", "green-nodepools", "relabel", "green-nodes", "jobs", "local-storage",
 	"charts", "chart-index", "waive", "today", "o", "plan-file", "dry-run", "log-format"}
 
 func appendOnce(list []string, s string) []string {

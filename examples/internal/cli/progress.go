@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // Progress prints the executor's events: with format "text", a live line on a terminal (progress
@@ -156,4 +157,45 @@ func (a *Asker) readLine() (string, error) {
 			return string(line), err
 		}
 	}
+}
+
+// NodeProgress prints, as drains finish, the nodes drained of all, the pods evicted, and the time left
+// at the pace so far; and once per drain, the PodDisruptionBudgets it waits on. It is an
+// execute.Options.Observer, for plans that drain nodes (node by node, blue-green).
+type NodeProgress struct {
+	w              io.Writer
+	start          time.Time
+	nodes, evicted int
+	inStep         map[string]int
+	waited         map[string]bool
+}
+
+// NewNodeProgress returns a NodeProgress writing to w, its clock started.
+func NewNodeProgress(w io.Writer) *NodeProgress {
+	return &NodeProgress{w: w, start: time.Now(), inStep: map[string]int{}, waited: map[string]bool{}}
+}
+
+// Observe takes one event.
+func (m *NodeProgress) Observe(ev execute.Event) {
+	if ev.Kind != plan.KindDrain {
+		return
+	}
+	switch {
+	case ev.Type == execute.EventStepProgress && ev.Node != "" && ev.Of > 0: // "node n/N drained"
+		m.nodes = ev.Done
+		m.evicted += m.inStep[ev.StepID]
+		eta := time.Duration(float64(time.Since(m.start)) / float64(ev.Done) * float64(ev.Of-ev.Done)).Round(time.Second)
+		fmt.Fprintf(m.w, "drained %d/%d nodes, %d pods evicted, about %s left\n", ev.Done, ev.Of, m.evicted, eta)
+	case ev.Type == execute.EventStepProgress && ev.Of > 0: // pods evicted of pods to evict
+		m.inStep[ev.StepID] = ev.Done
+	}
+	if len(ev.PDBs) > 0 && !m.waited[ev.StepID] {
+		m.waited[ev.StepID] = true
+		fmt.Fprintf(m.w, "%s waits on PodDisruptionBudget %v for %v\n", ev.StepID, ev.PDBs, ev.Pods)
+	}
+}
+
+// String sums up: nodes drained, pods evicted, time taken.
+func (m *NodeProgress) String() string {
+	return fmt.Sprintf("%d nodes drained, %d pods evicted in %s", m.nodes, m.evicted, time.Since(m.start).Round(time.Second))
 }

@@ -1,0 +1,127 @@
+package execute
+
+import (
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// Who needs the executor's own permissions, as Need.By names them.
+const (
+	byLock    = "executor: lock Lease " + LockName
+	byJournal = "executor: journal"
+	byBackups = "executor: backup store"
+	byEvents  = "KubernetesEvents"
+)
+
+// RequiredPermissions returns everything a run of the plan with this executor needs of its client,
+// each named with what needs it: what the plan's steps need (plan.RequiredPermissions, for
+// Options.DryRun), what the executor needs for itself (the lock Lease, the journal ConfigMap and the
+// backup Secrets of the plan in Options.Namespace, when they are the default ConfigMapJournal and
+// SecretBackupStore) and Options.Permissions (what Snapshot and the observers read and write).
+// Rollback steps are not included: Apply runs none. The Helm steps' needs are those of the helmsdk
+// adapter with Helm's default Secret storage.
+func (e *Executor) RequiredPermissions(p *plan.Plan) (*plan.Permissions, error) {
+	hash, err := PlanHash(p)
+	if err != nil {
+		return nil, err
+	}
+	dry := e.opts.DryRun
+	ps := plan.RequiredPermissions(p, plan.PermissionOptions{DryRun: dry})
+	ns := e.opts.Namespace
+	add := func(verb, group, resource, name, by string, sources ...string) {
+		ps.Add(plan.Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: name}, by, sources...)
+	}
+	if !dry { // lock.go: GET the Lease, CREATE it when there is none, UPDATE it to take, renew and release it
+		add("get", "coordination.k8s.io", "leases", LockName, byLock)
+		add("create", "coordination.k8s.io", "leases", "", byLock)
+		add("update", "coordination.k8s.io", "leases", LockName, byLock)
+	}
+	if j, ok := e.journal.(*ConfigMapJournal); ok { // journal.go: GET, and a server-side apply to save
+		name := j.Name(hash)
+		ps.Add(plan.Permission{Verb: "get", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
+		if !dry {
+			ps.Add(plan.Permission{Verb: "patch", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
+			ps.Add(plan.Permission{Verb: "create", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal, srcApplyCreates)
+		}
+	}
+	if s, ok := e.backups.(*SecretBackupStore); ok { // backup.go: a server-side apply to write, a GET to read
+		for _, u := range backupUses(p, dry) {
+			name := s.Name(backupKey(hash, u.step))
+			by := byBackups + " (step " + u.by + ")"
+			ps.Add(plan.Permission{Verb: "get", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
+			if u.write {
+				ps.Add(plan.Permission{Verb: "patch", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
+				ps.Add(plan.Permission{Verb: "create", Resource: "secrets", Namespace: s.Namespace, Name: name}, by, srcApplyCreates)
+			}
+		}
+	}
+	ps.Merge(e.opts.Permissions)
+	return ps, nil
+}
+
+// srcApplyCreates: a server-side apply of an object that does not exist yet is also authorized as a
+// create of that name.
+const srcApplyCreates = "k8s.io/apiserver@v0.37.2 pkg/endpoints/handlers/patch.go (createAuthorizerAttributes)"
+
+// backupUse is one step's use of the executor's backup store: step is the Backup step whose key is
+// read or written, by the step that does it.
+type backupUse struct {
+	step, by string
+	write    bool
+}
+
+// backupUses lists what the plan's steps read from and write to the executor's backup store (not
+// those of Backup steps writing to a File).
+func backupUses(p *plan.Plan, dry bool) []backupUse {
+	toStore := func(id string) bool {
+		st, ok := p.Step(id)
+		return ok && st.Backup != nil && st.Backup.File == ""
+	}
+	var out []backupUse
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		switch {
+		case st.Backup != nil && st.Backup.File == "" && !dry:
+			out = append(out, backupUse{step: st.ID, by: st.ID, write: true})
+		case st.DeleteObject != nil && !dry && st.DeleteObject.BackupStep != "" && toStore(st.DeleteObject.BackupStep):
+			out = append(out, backupUse{step: st.DeleteObject.BackupStep, by: st.ID})
+		case st.HelmUninstall != nil && !dry && st.HelmUninstall.BackupStep != "" && toStore(st.HelmUninstall.BackupStep):
+			out = append(out, backupUse{step: st.HelmUninstall.BackupStep, by: st.ID})
+		case st.Restore != nil && toStore(st.Restore.BackupStep):
+			out = append(out, backupUse{step: st.Restore.BackupStep, by: st.ID})
+		}
+		if dry {
+			continue
+		}
+		for _, c := range append(append([]plan.Check{}, st.Preconditions...), st.Postconditions...) {
+			if c.Type != plan.CheckBackupReadable {
+				continue
+			}
+			a, err := plan.ArgsOf[plan.BackupReadableArgs](c)
+			from := st.ID
+			if err == nil && a.Step != "" {
+				from = a.Step
+			}
+			if toStore(from) {
+				out = append(out, backupUse{step: from, by: st.ID})
+			}
+		}
+	}
+	return out
+}
+
+// KubernetesEventsPermissions is what KubernetesEvents with these options needs of its client:
+// events.k8s.io Events in the namespace (create; get and patch to continue a series, by names made
+// when an event happens, so not known before) and a GET of the plan's journal ConfigMap (its UID).
+// Add it to Options.Permissions when the run records its events so.
+func KubernetesEventsPermissions(opts KubernetesEventsOptions) *plan.Permissions {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	ps := &plan.Permissions{}
+	for _, v := range []string{"create", "get", "patch"} {
+		ps.Add(plan.Permission{Verb: v, Group: "events.k8s.io", Resource: "events", Namespace: ns}, byEvents)
+	}
+	ps.Add(plan.Permission{Verb: "get", Resource: "configmaps", Namespace: ns, Name: (&ConfigMapJournal{}).Name(opts.PlanHash)}, byEvents)
+	return ps
+}

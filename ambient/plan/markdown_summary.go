@@ -1,0 +1,381 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// The summary at the top of the runbook, after kubeadm's and clusterctl's upgrade plans: what
+// changes, the findings, the phases and their time, what needs a person.
+
+func renderSummary(b *strings.Builder, p *Plan, sets []waveSet) {
+	b.WriteString("## Summary\n\n### What changes\n\n")
+	renderComponents(b, p, sets)
+	b.WriteString("### Findings\n\n")
+	inWaves := map[string]bool{}
+	for _, ws := range sets {
+		for _, w := range ws.waves {
+			for _, bl := range w.blocks {
+				inWaves[bl.node] = true
+			}
+		}
+	}
+	renderFindingsTable(b, p.Findings, inWaves)
+	if len(p.Steps) > 0 {
+		b.WriteString("### Phases\n\n")
+		renderPhases(b, p, sets)
+	}
+	b.WriteString("### What needs a person\n\n")
+	renderNeeds(b, p)
+}
+
+// ---- what changes ----
+
+type component struct {
+	name, current, target string
+	how                   []string
+	risk                  Risk
+	last                  int
+}
+
+func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
+	var order []string
+	byKey := map[string]*component{}
+	get := func(key, name, current string) *component {
+		c, ok := byKey[key]
+		if !ok {
+			c = &component{name: name, current: current, last: -1}
+			byKey[key] = c
+			order = append(order, key)
+		}
+		return c
+	}
+	next := 0
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if next < len(sets) && sets[next].start == i {
+			// A wave set is a row of its own: what its nodes go through.
+			ws := sets[next]
+			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", plural(ws.nodeCount(), "node", "nodes"), familyName(ws.family)), "–")
+			c.target = "–"
+			c.how = []string{strings.Join(slotNames(p.Steps, ws), " → ")}
+			if n := len(ws.waves); n > 1 {
+				c.how[0] += fmt.Sprintf(", in %d waves", n)
+			}
+			for k := ws.start; k < ws.end; k++ {
+				c.risk = maxRisk(c.risk, p.Steps[k].Risk)
+			}
+			next++
+		}
+		var c *component
+		var verb string
+		switch {
+		case s.HelmInstall != nil:
+			h := s.HelmInstall
+			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, h.Chart.Name), "–")
+			c.target, verb = h.Chart.Version, "install"
+		case s.HelmUpgrade != nil:
+			h := s.HelmUpgrade
+			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, h.Chart.Name), orUnknown(h.FromVersion))
+			c.target, verb = h.Chart.Version, "upgrade"
+			if h.FromVersion == h.Chart.Version {
+				verb = "values"
+			}
+		case s.HelmUninstall != nil:
+			h := s.HelmUninstall
+			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, ""), orUnknown(h.FromVersion))
+			c.target, verb = "removed", "uninstall"
+			if h.BackupStep != "" {
+				verb = "back up, uninstall"
+			}
+		case s.HelmRollback != nil:
+			h := s.HelmRollback
+			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, ""), "?")
+			c.target, verb = fmt.Sprintf("Helm revision %d", h.Revision), "roll back"
+		case s.MoveTag != nil:
+			c = get("tag "+s.MoveTag.Tag, "tag "+s.MoveTag.Tag, orUnknown(s.MoveTag.From))
+			c.target, verb = s.MoveTag.To, "move"
+		default:
+			continue
+		}
+		if n := len(c.how); n == 0 || c.how[n-1] != verb {
+			c.how = append(c.how, verb)
+		}
+		c.risk = maxRisk(c.risk, s.Risk)
+		c.last = i
+	}
+	if len(order) == 0 {
+		b.WriteString("No Helm release or revision tag changes; the steps below say what does change.\n\n")
+		return
+	}
+	b.WriteString("| component | current | target | how | risk |\n|---|---|---|---|---|\n")
+	for _, k := range order {
+		c := byKey[k]
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(c.name), c.current, c.target, cell(strings.Join(c.how, " → ")), c.risk)
+	}
+	b.WriteString("\n")
+}
+
+func helmName(ns, release, chart string) string {
+	if chart == "" {
+		return fmt.Sprintf("Helm release %s/%s", ns, release)
+	}
+	return fmt.Sprintf("Helm release %s/%s (chart %s)", ns, release, chart)
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "?"
+	}
+	return v
+}
+
+func (r Risk) rank() int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	}
+	return 0
+}
+
+func maxRisk(a, b Risk) Risk {
+	if b.rank() > a.rank() || a == "" {
+		return b
+	}
+	return a
+}
+
+// ---- phases and their time ----
+
+// phaseOf names the phase of a step: the first segment of its ID, after the version of a chained
+// hop ("1.30.8/ztunnel/...").
+func phaseOf(id string) string {
+	segs := strings.SplitN(id, "/", 3)
+	if len(segs) > 1 {
+		if _, err := mesh.ParseVersion(segs[0]); err == nil {
+			return segs[0] + " " + segs[1]
+		}
+	}
+	return segs[0]
+}
+
+// timing adds up what a run of steps waits for.
+type timing struct {
+	settle, timeouts int64
+	// defaults counts drains and waits that leave their timeout to the executor.
+	defaults int
+	// waits are counts by what is waited for ("health gate 30s"), in the order first seen.
+	waits     []string
+	waitCount map[string]int
+	// helm, restarts and approvals take as long as they take.
+	helm, restarts, approvals int
+}
+
+func (t *timing) add(s *Step) {
+	count := func(what string) {
+		if t.waitCount == nil {
+			t.waitCount = map[string]int{}
+		}
+		if t.waitCount[what] == 0 {
+			t.waits = append(t.waits, what)
+		}
+		t.waitCount[what]++
+	}
+	bound := func(what string, sec int64) {
+		if sec > 0 {
+			t.timeouts += sec
+			count(fmt.Sprintf("%s ≤ %s", what, seconds(sec)))
+		} else {
+			t.defaults++
+			count(what + " (executor's timeout)")
+		}
+	}
+	switch {
+	case s.HealthGate != nil:
+		t.settle += s.HealthGate.SettleSeconds
+		count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
+	case s.WaitFor != nil:
+		bound("wait", s.WaitFor.TimeoutSeconds)
+	case s.Drain != nil:
+		bound("drain", s.Drain.TimeoutSeconds)
+	case s.Approval != nil:
+		t.approvals++
+		count("approval")
+	case s.Restart != nil:
+		t.restarts += len(s.Restart.Workloads)
+	case s.HelmInstall != nil, s.HelmUpgrade != nil, s.HelmUninstall != nil, s.HelmRollback != nil:
+		t.helm++
+	}
+}
+
+func (t *timing) merge(o timing) {
+	t.settle += o.settle
+	t.timeouts += o.timeouts
+	t.defaults += o.defaults
+	t.helm += o.helm
+	t.restarts += o.restarts
+	t.approvals += o.approvals
+}
+
+func (t timing) waitList() string {
+	var out []string
+	for _, w := range t.waits {
+		if n := t.waitCount[w]; n > 1 {
+			out = append(out, fmt.Sprintf("%d× %s", n, w))
+		} else {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return "–"
+	}
+	return strings.Join(out, ", ")
+}
+
+func (t timing) least() string {
+	if t.settle == 0 {
+		return "–"
+	}
+	return seconds(t.settle)
+}
+
+func (t timing) most() string {
+	if t.settle+t.timeouts == 0 && t.defaults == 0 {
+		return "–"
+	}
+	s := seconds(t.settle + t.timeouts)
+	if t.defaults > 0 {
+		s += " +"
+	}
+	return s
+}
+
+func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
+	b.WriteString("| # | phase | steps | nodes | waits for | at least | at most |\n|---|---|---|---|---|---|---|\n")
+	var total timing
+	nodes := 0
+	n := 0
+	for i := 0; i < len(p.Steps); {
+		name := phaseOf(p.Steps[i].ID)
+		j := i
+		var t timing
+		for j < len(p.Steps) && phaseOf(p.Steps[j].ID) == name {
+			t.add(&p.Steps[j])
+			j++
+		}
+		var waves []string
+		for _, ws := range sets {
+			if ws.start >= i && ws.end <= j {
+				waves = append(waves, ws.summary())
+				nodes += ws.nodeCount()
+			}
+		}
+		n++
+		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s |\n", n, name, j-i, orDash(strings.Join(waves, "; ")), t.waitList(), t.least(), t.most())
+		total.merge(t)
+		i = j
+	}
+	nodeCell := "–"
+	if nodes > 0 {
+		nodeCell = fmt.Sprintf("%d node passes", nodes)
+	}
+	fmt.Fprintf(b, "| | **all** | %d | %s | | %s | %s |\n\n", len(p.Steps), nodeCell, total.least(), total.most())
+	b.WriteString("*At least* is the time the health gates let the mesh settle; *at most* adds every drain and wait running to its timeout (+: some leave it to the executor's default).")
+	var uncounted []string
+	if total.helm > 0 {
+		uncounted = append(uncounted, plural(total.helm, "Helm change", "Helm changes")+" (each waits for its rollout)")
+	}
+	if total.restarts > 0 {
+		uncounted = append(uncounted, "restarts of "+plural(total.restarts, "workload", "workloads"))
+	}
+	if total.approvals > 0 {
+		uncounted = append(uncounted, plural(total.approvals, "approval", "approvals"))
+	}
+	if len(uncounted) > 0 {
+		b.WriteString(" Not counted: " + strings.Join(uncounted, ", ") + ".")
+	}
+	b.WriteString("\n\n")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// ---- what needs a person ----
+
+// maxListed is how many approvals or blocked steps the summary names one by one.
+const maxListed = 20
+
+func renderNeeds(b *strings.Builder, p *Plan) {
+	var items []string
+	var approvals, blocked []string
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Approval != nil {
+			approvals = append(approvals, fmt.Sprintf("approve `%s`: %s", s.ID, s.Approval.Message))
+		}
+		if s.Blocked != "" {
+			blocked = append(blocked, fmt.Sprintf("`%s` is blocked: %s", s.ID, s.Blocked))
+		}
+	}
+	items = append(items, capList(approvals, "approvals")...)
+	stopping := Stopping(p.Findings)
+	for i := 0; i < len(stopping); {
+		j := i + 1
+		for j < len(stopping) && stopping[j].Code == stopping[i].Code {
+			j++
+		}
+		f := stopping[i]
+		var objs []string
+		for _, g := range stopping[i:j] {
+			objs = append(objs, g.Object.String())
+		}
+		what := "must be fixed, then re-plan"
+		if f.Severity == Waivable {
+			what = "waive the code or fix it"
+		}
+		items = append(items, fmt.Sprintf("%s finding `%s` on %s: %s (%s)", f.Severity, f.Code, listSome(compactStrings(objs), 5), what, f.Remedy))
+		i = j
+	}
+	items = append(items, capList(blocked, "blocked steps")...)
+	if len(items) == 0 {
+		b.WriteString("Nothing but this review: no approval step, no finding to waive or fix, no blocked step.\n\n")
+		return
+	}
+	writeItems(b, items)
+	b.WriteString("\n")
+}
+
+func capList(items []string, what string) []string {
+	if len(items) <= maxListed {
+		return items
+	}
+	return append(items[:maxListed:maxListed], fmt.Sprintf("and %d more %s (MarkdownOptions{Full: true} lists every step)", len(items)-maxListed, what))
+}
+
+// compactStrings drops repeats that follow each other.
+func compactStrings(s []string) []string {
+	var out []string
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,276 @@
+package plan
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+)
+
+// TestEveryActionKindAndCheckTypeHasAPermissionEntry fails when a kind or a check type is added
+// without saying what it needs of the cluster.
+func TestEveryActionKindAndCheckTypeHasAPermissionEntry(t *testing.T) {
+	for _, k := range Kinds() {
+		if kindPermissions[k] == nil {
+			t.Errorf("action kind %s has no entry in kindPermissions", k)
+		}
+	}
+	if len(kindPermissions) != len(Kinds()) {
+		t.Errorf("kindPermissions has %d entries for %d kinds", len(kindPermissions), len(Kinds()))
+	}
+	for _, c := range CheckTypes() {
+		if checkPermissions[c] == nil {
+			t.Errorf("check type %s has no entry in checkPermissions", c)
+		}
+	}
+	if len(checkPermissions) != len(CheckTypes()) {
+		t.Errorf("checkPermissions has %d entries for %d check types", len(checkPermissions), len(CheckTypes()))
+	}
+}
+
+func perm(verb, group, resource, ns, name string) Permission {
+	p := Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: name}
+	if r, s, ok := strings.Cut(resource, "/"); ok {
+		p.Resource, p.Subresource = r, s
+	}
+	return p
+}
+
+func TestRequiredPermissionsOfOneStep(t *testing.T) {
+	istiod := &HelmRelease{Release: "istiod-1-31-4", Namespace: "istio-system", Chart: ChartRef{Name: "istiod", Path: "/c"},
+		Values: map[string]any{"revision": "1-31-4", "autoscaleEnabled": false, "replicaCount": float64(2)}}
+	tests := []struct {
+		name string
+		step Step
+		dry  bool
+		// want must all be needed, none of notWant.
+		want, notWant []Permission
+	}{
+		{name: "a drain lists the node's pods in every namespace, evicts them and reads the budgets",
+			step: Step{Drain: &NodeDrain{Node: "n1", AmbientOnly: true}},
+			want: []Permission{perm("list", "", "pods", "", ""), perm("create", "", "pods/eviction", "", ""),
+				perm("list", "policy", "poddisruptionbudgets", "", ""), perm("list", "", "namespaces", "", ""), perm("get", "", "nodes", "", "n1")},
+			notWant: []Permission{perm("delete", "", "pods", "", "")}},
+		{name: "a cordon reads and patches only its node",
+			step:    Step{Cordon: &NodeRef{Node: "n1"}},
+			want:    []Permission{perm("get", "", "nodes", "", "n1"), perm("patch", "", "nodes", "", "n1")},
+			notWant: []Permission{perm("patch", "", "nodes", "", "")}},
+		{name: "a helm install of istiod stores its release, creates the chart's objects and may grant their rules",
+			step: Step{HelmInstall: istiod},
+			want: []Permission{perm("list", "", "secrets", "istio-system", ""), perm("create", "", "secrets", "istio-system", ""),
+				perm("update", "", "secrets", "istio-system", ""), perm("create", "", "namespaces", "", ""),
+				perm("create", "apps", "deployments", "istio-system", ""), perm("get", "apps", "deployments", "istio-system", ""),
+				perm("create", "rbac.authorization.k8s.io", "clusterroles", "", ""), perm("escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""),
+				perm("bind", "rbac.authorization.k8s.io", "clusterroles", "", ""), perm("escalate", "rbac.authorization.k8s.io", "roles", "istio-system", ""),
+				perm("bind", "rbac.authorization.k8s.io", "roles", "istio-system", ""), perm("create", "policy", "poddisruptionbudgets", "istio-system", "")},
+			notWant: []Permission{perm("delete", "", "secrets", "istio-system", ""), perm("patch", "apps", "deployments", "istio-system", ""),
+				perm("create", "autoscaling", "horizontalpodautoscalers", "istio-system", ""), perm("create", "networking.k8s.io", "networkpolicies", "istio-system", "")}},
+		{name: "a dry run of a helm upgrade only reads the release and the chart's objects",
+			step: Step{HelmUpgrade: istiod}, dry: true,
+			want: []Permission{perm("list", "", "secrets", "istio-system", ""), perm("get", "apps", "deployments", "istio-system", "")},
+			notWant: []Permission{perm("create", "", "secrets", "istio-system", ""), perm("patch", "apps", "deployments", "istio-system", ""),
+				perm("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "")}},
+		{name: "an upgrade of base never deletes the CRDs, which the chart keeps",
+			step:    Step{HelmUpgrade: &HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: ChartRef{Name: "base", Path: "/c"}}},
+			want:    []Permission{perm("patch", "apiextensions.k8s.io", "customresourcedefinitions", "", ""), perm("delete", "", "secrets", "istio-system", "")},
+			notWant: []Permission{perm("delete", "apiextensions.k8s.io", "customresourcedefinitions", "", "")}},
+		{name: "with reused values a chart's conditional objects may render, so they are included",
+			step: Step{HelmUpgrade: &HelmRelease{Release: "istio-cni", Namespace: "istio-system", Chart: ChartRef{Name: "cni", Path: "/c"}, ReuseValues: true}},
+			want: []Permission{perm("patch", "networking.k8s.io", "networkpolicies", "istio-system", ""), perm("patch", "", "resourcequotas", "istio-system", ""),
+				perm("patch", "k8s.cni.cncf.io", "network-attachment-definitions", "default", "")}},
+		{name: "the gateway chart's workload follows its kind value",
+			step: Step{HelmUpgrade: &HelmRelease{Release: "gw", Namespace: "gw", Chart: ChartRef{Name: "gateway", Path: "/c"}, Values: map[string]any{"kind": "DaemonSet"}}},
+			want: []Permission{perm("patch", "apps", "daemonsets", "gw", "")},
+			notWant: []Permission{perm("patch", "apps", "deployments", "gw", ""),
+				perm("patch", "autoscaling", "horizontalpodautoscalers", "gw", "")}},
+		{name: "an uninstall deletes what its chart renders and purges the release records",
+			step: Step{HelmUninstall: &HelmUninstall{Release: "ztunnel", Namespace: "istio-system", Chart: "ztunnel", BackupStep: "b"}},
+			want: []Permission{perm("delete", "apps", "daemonsets", "istio-system", ""), perm("delete", "", "secrets", "istio-system", ""),
+				perm("get", "", "secrets", "istio-system", "")},
+			notWant: []Permission{perm("create", "apps", "daemonsets", "istio-system", ""), perm("delete", "apps", "deployments", "istio-system", "")}},
+		{name: "a helm rollback reads the revision it returns to by its record's name",
+			step: Step{HelmRollback: &HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 2}}, dry: true,
+			want: []Permission{perm("get", "", "secrets", "istio-system", "sh.helm.release.v1.istio-base.v2")}},
+		{name: "a tag move applies its rendered objects by name and may create them",
+			step: Step{MoveTag: &TagMove{Tag: "prod", To: "1-31-4", Objects: []map[string]any{{"apiVersion": "admissionregistration.k8s.io/v1",
+				"kind": "MutatingWebhookConfiguration", "metadata": map[string]any{"name": "istio-revision-tag-prod"}}}}},
+			want: []Permission{perm("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod"),
+				perm("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod"),
+				perm("create", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod")}},
+		{name: "labelling several namespaces lists them once and patches each",
+			step:    Step{PatchLabels: &PatchLabels{APIVersion: "v1", Objects: []mesh.ObjectRef{{Kind: "Namespace", Name: "a"}, {Kind: "Namespace", Name: "b"}}, Set: map[string]string{"x": "y"}}},
+			want:    []Permission{perm("list", "", "namespaces", "", ""), perm("patch", "", "namespaces", "", "a"), perm("patch", "", "namespaces", "", "b")},
+			notWant: []Permission{perm("get", "", "namespaces", "", "a")}},
+		{name: "a namespace backup lists the Istio and Gateway API kinds of the namespace",
+			step: Step{Backup: &Backup{Namespace: "shop"}},
+			want: []Permission{perm("list", "apiextensions.k8s.io", "customresourcedefinitions", "", ""), perm("list", "networking.istio.io", "*", "shop", ""),
+				perm("list", "gateway.networking.k8s.io", "*", "shop", "")}},
+		{name: "a wait runs its check: a DaemonSet rollout under OnDelete reads its pods",
+			step: Step{WaitFor: &WaitFor{Check: NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, DaemonSetRolledOutArgs{Version: "1.31.4"}, "d")}},
+			want: []Permission{perm("get", "apps", "daemonsets", "istio-system", "ztunnel"), perm("list", "", "pods", "istio-system", "")}},
+		{name: "a dry run runs no check",
+			step:    Step{WaitFor: &WaitFor{Check: NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, DaemonSetRolledOutArgs{}, "d")}},
+			dry:     true,
+			notWant: []Permission{perm("get", "apps", "daemonsets", "istio-system", "ztunnel")}},
+		{name: "a restart reads and patches each workload by name",
+			step: Step{Restart: &Restart{Workloads: []mesh.ObjectRef{{Kind: "StatefulSet", Namespace: "data", Name: "pg"}}}},
+			want: []Permission{perm("get", "apps", "statefulsets", "data", "pg"), perm("patch", "apps", "statefulsets", "data", "pg")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.step
+			st.ID = "s"
+			p := &Plan{Steps: []Step{st}}
+			ps := RequiredPermissions(p, PermissionOptions{DryRun: tc.dry})
+			have := map[Permission]Need{}
+			for _, n := range ps.Needs() {
+				have[n.Permission] = n
+			}
+			for _, w := range tc.want {
+				n, ok := have[w]
+				if !ok {
+					t.Errorf("missing %s", w)
+					continue
+				}
+				if !cmp.Equal(n.By, []string{"s"}) {
+					t.Errorf("%s: needed by %v, want [s]", w, n.By)
+				}
+			}
+			for _, w := range tc.notWant {
+				if _, ok := have[w]; ok {
+					t.Errorf("needs %s, which the step does not", w)
+				}
+			}
+			if len(ps.Unknown()) > 0 {
+				t.Errorf("unknown: %v", ps.Unknown())
+			}
+		})
+	}
+}
+
+func TestAChartThatIsNotIstiosIsReportedAsNotCovered(t *testing.T) {
+	p := &Plan{Steps: []Step{{ID: "x", HelmUpgrade: &HelmRelease{Release: "other", Namespace: "ns", Chart: ChartRef{Name: "nginx", Path: "/c"}}}}}
+	ps := RequiredPermissions(p, PermissionOptions{})
+	if u := ps.Unknown(); len(u) != 1 || !strings.Contains(u[0], `chart "nginx"`) {
+		t.Errorf("unknown %v, want the nginx release named", u)
+	}
+	if !bytes.Contains(RenderRBAC(ps, RBACOptions{}), []byte("# not covered: Helm release ns/other")) {
+		t.Error("the rendered RBAC does not say what it does not cover")
+	}
+}
+
+func TestRollbacksAreIncludedOnlyWhenAsked(t *testing.T) {
+	p := &Plan{Steps: []Step{{ID: "up", HelmUpgrade: &HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: ChartRef{Name: "base", Path: "/c"}},
+		Rollback: &Step{ID: "up/undo", HelmRollback: &HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 3}}}}}
+	rec := perm("get", "", "secrets", "istio-system", "sh.helm.release.v1.istio-base.v3")
+	if n := RequiredPermissions(p, PermissionOptions{}); hasNeed(n, rec) {
+		t.Error("a run of the plan needs the rollback's reads, but Apply runs no rollback")
+	}
+	n := RequiredPermissions(p, PermissionOptions{Rollbacks: true})
+	if !hasNeed(n, rec) {
+		t.Error("with Rollbacks the rollback's read of revision 3 is missing")
+	}
+	// The rollback knows its release's chart from the step it undoes: base's objects.
+	if !hasNeed(n, perm("patch", "apiextensions.k8s.io", "customresourcedefinitions", "", "")) || len(n.Unknown()) > 0 {
+		t.Errorf("the rollback of base does not cover base's objects (unknown %v)", n.Unknown())
+	}
+}
+
+func hasNeed(ps *Permissions, p Permission) bool {
+	for _, n := range ps.Needs() {
+		if n.Permission == p {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRulesGrantEveryNeedAndNothingElse(t *testing.T) {
+	ps := &Permissions{}
+	ps.Add(perm("get", "", "nodes", "", "n1"), "a")
+	ps.Add(perm("patch", "", "nodes", "", "n1"), "a")
+	ps.Add(perm("get", "", "nodes", "", "n2"), "b")
+	ps.Add(perm("list", "", "pods", "", ""), "c")
+	ps.Add(perm("list", "", "pods", "istio-system", ""), "d") // covered by the cluster-wide list
+	ps.Add(perm("get", "", "configmaps", "ns", "j"), "e")     // covered by the unnamed get
+	ps.Add(perm("get", "", "configmaps", "ns", ""), "f")
+	ps.Add(perm("create", "", "pods/eviction", "", ""), "g")
+	ps.Add(perm("list", "", "namespaces", "", ""), "h")
+	want := []Rule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces", "pods"}, Verbs: []string{"list"}, By: []string{"c", "d", "h"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, ResourceNames: []string{"n1"}, Verbs: []string{"get", "patch"}, By: []string{"a"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, ResourceNames: []string{"n2"}, Verbs: []string{"get"}, By: []string{"b"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}, By: []string{"g"}},
+		{Namespace: "ns", APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, By: []string{"e", "f"}},
+	}
+	got := ps.Rules()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("rules (-want +got):\n%s", d)
+	}
+	for _, n := range ps.Needs() {
+		if !Allowed(got, n.Permission) {
+			t.Errorf("%s is not granted", n.Permission)
+		}
+	}
+	for _, p := range []Permission{perm("patch", "", "nodes", "", "n2"), perm("get", "", "nodes", "", ""), perm("list", "", "secrets", "", ""),
+		perm("get", "", "configmaps", "other", ""), perm("create", "", "pods", "", ""), perm("list", "apps", "pods", "", "")} {
+		if Allowed(got, p) {
+			t.Errorf("%s is granted, but nothing needs it", p)
+		}
+	}
+}
+
+func TestRenderedRBACReadsBackAsRolesAndBindings(t *testing.T) {
+	ps := &Permissions{}
+	ps.Add(perm("create", "", "pods/eviction", "", ""), "drain", "k8s.io/api@v0.37.2 policy/v1 Eviction")
+	ps.Add(perm("get", "", "configmaps", "istio-system", "ambientkit-journal-x"), "executor: journal")
+	ps.Add(perm("list", "", "secrets", "istio-ingress", ""), "gw")
+	out := RenderRBAC(ps, RBACOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})
+	if !bytes.Equal(out, RenderRBAC(ps, RBACOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})) {
+		t.Fatal("rendering is not deterministic")
+	}
+	docs := strings.Split(string(out), "---\n")
+	if len(docs) != 6 {
+		t.Fatalf("%d documents, want a ClusterRole, two Roles and their three bindings:\n%s", len(docs), out)
+	}
+	var cr rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cr); err != nil {
+		t.Fatal(err)
+	}
+	if cr.Kind != "ClusterRole" || cr.Name != "upgrader" || cr.Labels["team"] != "mesh" ||
+		!cmp.Equal(cr.Rules, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}}}) {
+		t.Errorf("ClusterRole %+v", cr)
+	}
+	if !strings.Contains(docs[0], "# for drain\n#   per k8s.io/api@v0.37.2 policy/v1 Eviction\n- apiGroups") {
+		t.Errorf("the rule does not say what needs it and why:\n%s", docs[0])
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict([]byte(docs[2]), &role); err != nil {
+		t.Fatal(err)
+	}
+	if role.Namespace != "istio-system" || !cmp.Equal(role.Rules[0].ResourceNames, []string{"ambientkit-journal-x"}) {
+		t.Errorf("Role %+v", role)
+	}
+	var rb rbacv1.RoleBinding
+	if err := yaml.UnmarshalStrict([]byte(docs[5]), &rb); err != nil {
+		t.Fatal(err)
+	}
+	if rb.Namespace != "istio-system" || rb.RoleRef.Kind != "Role" || rb.RoleRef.Name != "upgrader" ||
+		len(rb.Subjects) != 1 || rb.Subjects[0].Namespace != "ops" || rb.Subjects[0].Name != "runner" {
+		t.Errorf("RoleBinding %+v", rb)
+	}
+}
+
+func TestKindsAreNamedByTheirServedPlurals(t *testing.T) {
+	for kind, want := range map[string]string{"Gateway": "gateways", "AuthorizationPolicy": "authorizationpolicies", "Telemetry": "telemetries",
+		"Ingress": "ingresses", "Endpoints": "endpoints", "ServiceEntry": "serviceentries", "Deployment": "deployments", "ProxyConfig": "proxyconfigs"} {
+		if _, got := Resource("v1", kind); got != want {
+			t.Errorf("%s: %s, want %s", kind, got, want)
+		}
+	}
+}

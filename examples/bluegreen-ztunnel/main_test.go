@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/examples/internal/cli"
+)
+
+func exec(args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+func TestTheDemoPlanReadsLikeTheRunbookAndSaysWhatToWaive(t *testing.T) {
+	out, err := exec("--green-nodepools", "general,batch", "--batch-size", "4")
+	if code := cli.ExitCode(err); code != cli.ExitNeedsWaiver || !strings.Contains(err.Error(), "--waive PDB_BLOCKS_DRAIN") {
+		t.Fatalf("exit %d (%v), want %d naming --waive PDB_BLOCKS_DRAIN", code, err, cli.ExitNeedsWaiver)
+	}
+	for _, want := range []string{"ztunnel/bluegreen/pin-blue", "CA_TRUSTED_NODE_ACCOUNTS", "helm install ztunnel-green", "kubectl drain", "helm uninstall ztunnel -n istio-system"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the runbook lacks %q", want)
+		}
+	}
+}
+
+func TestTheWaivedDemoPlanDecodesAndIsNotApplied(t *testing.T) {
+	out, err := exec("--green-nodes", "3", "--waive", "PDB_BLOCKS_DRAIN", "-o", "yaml")
+	if err != nil {
+		t.Fatalf("the waived plan of the demo should be runnable: %v", err)
+	}
+	p, err := plan.Decode([]byte(out))
+	if err != nil {
+		t.Fatalf("-o yaml does not decode: %v", err)
+	}
+	if _, ok := p.Step("ztunnel/bluegreen/green-capacity"); !ok || !p.Runnable() {
+		t.Errorf("want a runnable plan waiting for the 3 green nodes; steps %d, runnable %v", len(p.Steps), p.Runnable())
+	}
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--jobs", "kill"},
+		{"--green-nodepools", "general", "--relabel", "n1"},
+		{"--batch-size", "-1"},
+		{"-o", "xml"},
+		{"--target", "v1"},
+	} {
+		if _, err := exec(args...); cli.ExitCode(err) != cli.ExitUsage {
+			t.Errorf("%q: exit %d (%v), want a usage error", args, cli.ExitCode(err), err)
+		}
+	}
+}

@@ -22,9 +22,10 @@
 #    /usr/bin/time -v: e2e/scalebench/observer (ours), istioctl x precheck and istioctl analyze -A
 #    (istioctl built from the same istio.io/istio module version as the charts,
 #    hack/scalebench/build-istioctl.sh, cached outside the repo), and e2e/scalebench/floor, which
-#    repeats the LISTs ours made in that round (same selectors and page size) reading the bodies
-#    without decoding them. Requests are counted from the API server's audit log, per ServiceAccount
-#    and process window (runs.tsv).
+#    makes the LISTs of the kinds ours read in that round (same selectors and page size; a watch-list
+#    of ours becomes a paged LIST) reading the bodies without decoding them, and once more with exactly
+#    ours' requests (floor -mode same). Requests are counted from the API server's audit log, per
+#    ServiceAccount and process window (runs.tsv).
 # 4. Prints the curve and each size's table (also written to $run/report.md). The cluster is deleted
 #    on exit, also on failure and Ctrl-C.
 #
@@ -33,8 +34,11 @@
 # SCALE_WAVE_NAMESPACES (100: Deployments are created this many namespaces at a time, each wave's
 # pods running before the next), SCALE_DIRECT_PODS (1), SCALE_TARGET (1.31.4), SCALE_TIMEOUT (60m per
 # wait), SCALE_KWOK_PARALLELISM (kwok's podPlayStageParallelism, 16), SCALE_SETTLE (seconds of quiet
-# before measuring each size, 20), SCALE_REPEAT (rounds per size, 3), SCALE_OBSERVER_FLAGS (extra
-# flags for the observer, e.g. "-page-size 1000"), SCALE_RUN_DIR (default a new folder under
+# before measuring each size, 20), SCALE_REPEAT (rounds per size, 3), SCALE_QUIET_CORES and
+# SCALE_QUIET_WAIT (before each measured process, wait up to 20 s for the rest of the machine to use
+# less than 0.3 cores), SCALE_OBSERVER_FLAGS (extra
+# flags for the observer: -watch-list unless set, e.g. "" or "-page-size 1000"), SCALE_LEVERS (the
+# observer variants measured against each other at every size, see LEVERS below; "" skips them), SCALE_RUN_DIR (default a new folder under
 # $TMPDIR; kept: logs, JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh),
 # ISTIOCTL (use this istioctl binary instead of building one).
 # Only loopback addresses are ever dialled, by this script and by the API server.
@@ -56,7 +60,11 @@ TIMEOUT=${SCALE_TIMEOUT:-60m}
 KWOK_PAR=${SCALE_KWOK_PARALLELISM:-16}
 SETTLE=${SCALE_SETTLE:-20}
 REPEAT=${SCALE_REPEAT:-3}
-OBSERVER_FLAGS=${SCALE_OBSERVER_FLAGS:-}
+OBSERVER_FLAGS=${SCALE_OBSERVER_FLAGS--watch-list}
+# The levers, each an observer variant measured against the others at every size
+# (hack/scalebench/levers.sh): none = JSON, one kind at a time, pages of 500; then one lever added at
+# a time. Variants are separated by ";".
+LEVERS=${SCALE_LEVERS-none=-content-type json -parallel 1;protobuf=-parallel 1;parallel=-parallel 4;pages-5000=-parallel 4 -page-size 5000;watch-list=-parallel 4 -watch-list;watch-list-serial=-parallel 1 -watch-list}
 run=${SCALE_RUN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ambientkit-scale.XXXXXX")}
 mkdir -p "$run/bin"
 run=$(cd "$run" && pwd)
@@ -100,6 +108,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The endpoint controllers are off: pod IPs are loopback (127.64.0.0/10) here, which EndpointSlices
+# refuse, so every Service's slice fails, is retried with backoff and leaves a Warning Event, for
+# thousands of Services; nothing measured reads EndpointSlices or Endpoints.
 cat >"$run/audit-policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -146,6 +157,7 @@ t=$SECONDS
   --extra-args kube-controller-manager=service-cluster-ip-range=127.96.0.0/16 \
   --extra-args kube-controller-manager=concurrent-deployment-syncs=20 \
   --extra-args kube-controller-manager=concurrent-replicaset-syncs=20 \
+  --extra-args "kube-controller-manager=controllers=*,-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller" \
   --kubeconfig "$run/kubeconfig" --wait 3m >&2
 cluster_s=$((SECONDS - t))
 log "cluster up in ${cluster_s}s"
@@ -173,13 +185,42 @@ monitor_pid=$!
 
 # --- sizes: grow, settle, measure -------------------------------------------------------------------
 # runs.tsv: tool, size, round, start and end (Unix seconds): the report splits the audit log by these.
+# Contention: the machine is shared, so each window also records the CPU the rest of the machine
+# used (all busy CPU, less the control plane's and the measured process's), for the report.
+cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+cp_cpu() {
+  local t=0 f pid v
+  for f in "$KWOK_WORKDIR/clusters/$name/pids"/*.pid; do
+    pid=$(cat "$f" 2>/dev/null) || continue
+    v=$(awk '{print $14+$15}' "/proc/$pid/stat" 2>/dev/null) || v=0
+    t=$((t + ${v:-0}))
+  done
+  echo "$t"
+}
+# wait_quiet waits (up to SCALE_QUIET_WAIT seconds, 20) until the rest of the machine used less than
+# SCALE_QUIET_CORES (0.3) cores over a second, so that a measurement does not share the CPU with
+# someone's build.
+wait_quiet() {
+  local deadline=$((SECONDS + ${SCALE_QUIET_WAIT:-20})) b0 c0 used
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    b0=$(cpu_busy) c0=$(cp_cpu)
+    sleep 1
+    used=$(( $(cpu_busy) - b0 - $(cp_cpu) + c0 ))
+    awk -v u="$used" -v hz="$(getconf CLK_TCK)" -v q="${SCALE_QUIET_CORES:-0.3}" 'BEGIN{exit !(u/hz < q)}' && return 0
+  done
+  log "the machine did not get quiet within ${SCALE_QUIET_WAIT:-20}s; measuring anyway"
+}
 measure() { # measure TOOL SIZE ROUND DIR COMMAND...: one process under /usr/bin/time -v
-  local tool=$1 size=$2 i=$3 dir=$4 s0 st=0
+  local tool=$1 size=$2 i=$3 dir=$4 s0 st=0 b0 c0 others
   shift 4
+  wait_quiet
+  b0=$(cpu_busy) c0=$(cp_cpu)
   s0=$(date +%s.%N)
   /usr/bin/time -v -o "$dir/$tool-$i.time" "$@" >"$dir/$tool-$i.out" 2>"$dir/$tool-$i.err" || st=$?
-  printf '%s\t%d\t%d\t%s\t%s\n' "$tool" "$size" "$i" "$s0" "$(date +%s.%N)" >>"$run/runs.tsv"
-  log "$size nodes, round $i/$REPEAT: $tool exit $st ($(awk -F': ' '/Elapsed/{w=$2} /Maximum resident/{m=$2} END{printf "%s wall, %d MiB", w, m/1024}' "$dir/$tool-$i.time"))"
+  others=$(awk -v b="$(( $(cpu_busy) - b0 - $(cp_cpu) + c0 ))" -v hz="$(getconf CLK_TCK)" \
+    '/User time/{u=$NF} /System time/{s=$NF} END{v=b/hz-u-s; if(v<0)v=0; printf "%.2f", v}' "$dir/$tool-$i.time")
+  printf '%s\t%d\t%d\t%s\t%s\t%s\n' "$tool" "$size" "$i" "$s0" "$(date +%s.%N)" "$others" >>"$run/runs.tsv"
+  log "$size nodes, round $i/$REPEAT: $tool exit $st ($(awk -F': ' '/Elapsed/{w=$2} /Maximum resident/{m=$2} END{printf "%s wall, %d MiB", w, m/1024}' "$dir/$tool-$i.time"); other processes ${others} CPU-s)"
   return 0
 }
 ours_status=0
@@ -210,7 +251,16 @@ for size in $SIZES; do
     sleep 3
     measure floor "$size" "$i" "$dir" "$run/bin/floor" -kubeconfig "$dir/kubeconfig-floor" -requests "$dir/ours-$i.json" -out "$dir/floor-$i.json"
     sleep 3
+    measure requests "$size" "$i" "$dir" "$run/bin/floor" -mode same -kubeconfig "$dir/kubeconfig-floor" -requests "$dir/ours-$i.json" -out "$dir/requests-$i.json"
+    sleep 3
   done
+  if [ -n "$LEVERS" ]; then
+    IFS=';' read -ra variants <<<"$LEVERS"
+    log "$size nodes: levers, $REPEAT rounds of ${#variants[@]} observer variants and precheck"
+    LEVERS_ROUNDS=$REPEAT LEVERS_OUT="$dir/levers" LEVERS_PIDS_DIR="$KWOK_WORKDIR/clusters/$name/pids" \
+      LEVERS_QUIET_CORES=${SCALE_QUIET_CORES:-0.3} LEVERS_QUIET_WAIT=${SCALE_QUIET_WAIT:-20} ISTIOCTL="$istioctl" \
+      bash hack/scalebench/levers.sh "$dir" "${variants[@]}" >"$dir/levers.log" 2>&1 || log "$size nodes: levers failed, see $dir/levers.log"
+  fi
 done
 sleep 2 # let the audit backend flush
 
@@ -223,6 +273,18 @@ minavail=$(awk '{for(i=1;i<=NF;i++) if($i ~ /^avail=/){v=substr($i,7); sub(/MiB/
   echo
   echo "Control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok) peak RSS ${peak} MiB; lowest MemAvailable ${minavail} MiB."
   echo "Script timings: tools ${tools_s}s, cluster ${cluster_s}s, growing to each size:${setup_times}; whole script so far $((SECONDS - t_start))s (cluster deletion follows)."
+  if [ -n "$LEVERS" ]; then
+    echo
+    echo "## Levers"
+    echo
+    echo "Observer variants against each other (hack/scalebench/levers.sh), median of $REPEAT rounds, alternating, each after the machine was quiet; ours above ran with: ${OBSERVER_FLAGS:-no extra flags}. Variants: ${LEVERS//;/; }."
+    for size in $SIZES; do
+      echo
+      echo "### $size nodes"
+      echo
+      cat "$run/$size/levers/summary.md" 2>/dev/null || echo "(no result: see $run/$size/levers.log)"
+    done
+  fi
 } | tee -a "$run/report.md"
 [ "$ours_status" = 0 ] || { log "the observer failed: see $run/*/ours-*.json"; exit 1; }
 exit 0

@@ -636,6 +636,14 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.create(ctx, "Deployment "+where, func() error {
+		_, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	// The budget last: before the ReplicaSet adopts them, its pods have no controller, and the
+	// disruption controller would warn about every one.
 	if d.pdb {
 		one := intstr.FromInt32(1)
 		pdb := &policyv1.PodDisruptionBudget{
@@ -652,10 +660,7 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			return err
 		}
 	}
-	return s.create(ctx, "Deployment "+where, func() error {
-		_, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{})
-		return err
-	})
+	return nil
 }
 
 // Direct pods (-direct-pods, the default). A Deployment's pods normally come from the ReplicaSet

@@ -1,20 +1,24 @@
 //go:build e2e
 
 // Command floor is the LIST floor of the scale bench (hack/scale-bench.sh): the least any tool that
-// reads what ambientkit's observer reads must pay. It makes exactly the LIST requests the observer
-// made in an earlier run (the first page of each, from the observer's JSON result: same paths, label
-// and field selectors, page size and Accept header), follows their continue tokens, reads every body
-// to the end and decodes nothing but the list metadata (for the continue token). No objects are
-// decoded and nothing is kept, so its wall time, CPU and memory are what the API server, the
-// transport and TLS cost; the observer's distance from it is what decoding and summarising cost.
+// reads what ambientkit's observer reads must pay. It makes the requests the observer made in an
+// earlier run (the first request of each kind, from the observer's JSON result: same paths, label
+// and field selectors and Accept header), follows continue tokens, reads every body to the end and
+// decodes nothing but the list metadata (for the continue token). No objects are decoded and
+// nothing is kept, so its wall time, CPU and memory are what the API server, the transport and TLS
+// cost; the observer's distance from it is what decoding and summarising cost.
 //
-//	floor -kubeconfig K -requests ours.json [-out floor.json] [-parallel 1]
+//	floor -kubeconfig K -requests ours.json [-mode list|same] [-out floor.json] [-parallel 1]
 //
-// -parallel N runs up to N of the independent LISTs at once (each LIST's pages stay sequential), as
-// a floor for an observer that overlaps kinds; the default runs them one after the other.
+// -mode list (the default) makes paged LISTs: a watch-list the observer made becomes a LIST in pages
+// of -page-size (Secrets: 50, as the observer pages them). -mode same makes exactly the observer's
+// requests: its watch-lists are read frame by frame until the bookmark that ends the initial list.
+// -parallel N runs up to N of the kinds at once (each kind's pages stay sequential); the default
+// runs them one after the other.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -61,8 +65,14 @@ func main() {
 	requests := flag.String("requests", "", "the observer's JSON result, whose lists field names the LISTs to make")
 	out := flag.String("out", "", "write the result as JSON here (default stdout)")
 	parallel := flag.Int("parallel", 1, "independent LISTs in flight at once")
+	mode := flag.String("mode", "list", "list: paged LISTs; same: exactly the observer's requests")
+	pageSize := flag.Int("page-size", 500, "page size of the LISTs that stand for the observer's watch-lists (-mode list)")
 	flag.Parse()
-	res, err := run(*kubeconfig, *requests, *parallel)
+	if *mode != "list" && *mode != "same" {
+		fmt.Fprintf(os.Stderr, "floor: -mode %q: want list or same\n", *mode)
+		os.Exit(2)
+	}
+	res, err := run(*kubeconfig, *requests, *parallel, *mode == "list", *pageSize)
 	if err != nil {
 		res.Error = err.Error()
 	}
@@ -79,7 +89,7 @@ func main() {
 	}
 }
 
-func run(kubeconfig, requestsFile string, parallel int) (*Result, error) {
+func run(kubeconfig, requestsFile string, parallel int, asLists bool, pageSize int) (*Result, error) {
 	t0 := time.Now()
 	res := &Result{}
 	defer func() {
@@ -125,7 +135,7 @@ func run(kubeconfig, requestsFile string, parallel int) (*Result, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			n, bytes, err := list(ctx, hc, base, r)
+			n, bytes, err := request(ctx, hc, base, r, asLists, pageSize)
 			mu.Lock()
 			defer mu.Unlock()
 			res.Lists++
@@ -140,13 +150,33 @@ func run(kubeconfig, requestsFile string, parallel int) (*Result, error) {
 	return res, first
 }
 
-// list makes one paged LIST and returns the requests made and the bytes read.
-func list(ctx context.Context, hc *http.Client, base *url.URL, r Request) (requests int, n int64, err error) {
+// watchParams are the query parameters of a watch-list.
+var watchParams = []string{"watch", "sendInitialEvents", "resourceVersionMatch", "resourceVersion", "allowWatchBookmarks", "timeoutSeconds"}
+
+// request makes one of the observer's requests, as it was or (asLists) as a paged LIST, and returns
+// the requests made and the bytes read.
+func request(ctx context.Context, hc *http.Client, base *url.URL, r Request, asLists bool, pageSize int) (requests int, n int64, err error) {
 	q, err := url.ParseQuery(r.Query)
 	if err != nil {
 		return 0, 0, err
 	}
 	q.Del("continue")
+	if w := q.Get("watch"); w == "true" || w == "1" {
+		if !asLists {
+			return watchList(ctx, hc, base, r, q)
+		}
+		for _, p := range watchParams {
+			q.Del(p)
+		}
+		limit := pageSize
+		if strings.HasSuffix(r.Path, "/secrets") {
+			limit = 50 // as the observer pages Helm's records
+		}
+		q.Set("limit", fmt.Sprint(limit))
+		r.Accept = strings.ReplaceAll(r.Accept, ";stream=watch", "")
+		// A metadata-only watch asks for PartialObjectMetadata; a LIST for the list of them.
+		r.Accept = strings.ReplaceAll(r.Accept, "as=PartialObjectMetadata;", "as=PartialObjectMetadataList;")
+	}
 	var buf bytes.Buffer
 	for {
 		u := *base
@@ -186,6 +216,142 @@ func list(ctx context.Context, hc *http.Client, base *url.URL, r Request) (reque
 		}
 		q.Set("continue", cont)
 	}
+}
+
+// watchList reads a watch-list's stream until the bookmark that ends the initial list, decoding
+// each event's envelope but not its object (but for bookmarks' metadata).
+func watchList(ctx context.Context, hc *http.Client, base *url.URL, r Request, q url.Values) (requests int, n int64, err error) {
+	u := *base
+	u.Path = strings.TrimSuffix(u.Path, "/") + r.Path
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r.Accept != "" {
+		req.Header.Set("Accept", r.Accept)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 1, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return 1, 0, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		return 1, 0, fmt.Errorf("GET %s: %s: %s", u.Path, resp.Status, b)
+	}
+	cr := &countingReader{r: bufio.NewReaderSize(resp.Body, 1<<16)}
+	protobuf := strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf")
+	dec := json.NewDecoder(cr)
+	var frame []byte
+	for {
+		var typ string
+		var obj []byte
+		if protobuf {
+			// Frames: a 4-byte big-endian length, then runtime.Unknown holding a metav1.WatchEvent.
+			var l [4]byte
+			if _, err := io.ReadFull(cr, l[:]); err != nil {
+				return 1, cr.n, fmt.Errorf("GET %s: the stream ended before the initial list did: %w", u.Path, err)
+			}
+			size := int(l[0])<<24 | int(l[1])<<16 | int(l[2])<<8 | int(l[3])
+			if cap(frame) < size {
+				frame = make([]byte, size)
+			}
+			frame = frame[:size]
+			if _, err := io.ReadFull(cr, frame); err != nil {
+				return 1, cr.n, err
+			}
+			var ev metav1.WatchEvent
+			if err := ev.Unmarshal(frame); err != nil {
+				var unk runtime.Unknown
+				if uerr := unk.Unmarshal(bytes.TrimPrefix(frame, protobufMagic)); uerr != nil {
+					return 1, cr.n, fmt.Errorf("GET %s: a watch frame: %w", u.Path, err)
+				}
+				if err := ev.Unmarshal(unk.Raw); err != nil {
+					return 1, cr.n, fmt.Errorf("GET %s: a watch frame: %w", u.Path, err)
+				}
+			}
+			typ, obj = ev.Type, ev.Object.Raw
+		} else {
+			var ev struct {
+				Type   string          `json:"type"`
+				Object json.RawMessage `json:"object"`
+			}
+			if err := dec.Decode(&ev); err != nil {
+				return 1, cr.n, fmt.Errorf("GET %s: the stream ended before the initial list did: %w", u.Path, err)
+			}
+			typ, obj = ev.Type, ev.Object
+		}
+		switch typ {
+		case "ERROR":
+			return 1, cr.n, fmt.Errorf("GET %s: an ERROR event", u.Path)
+		case "BOOKMARK":
+			end, err := initialEventsEnd(protobuf, obj)
+			if err != nil {
+				return 1, cr.n, fmt.Errorf("GET %s: a bookmark: %w", u.Path, err)
+			}
+			if end {
+				return 1, cr.n, nil
+			}
+		}
+	}
+}
+
+// initialEventsEnd reads a bookmark's object far enough to see the initial-events-end annotation.
+func initialEventsEnd(protobuf bool, obj []byte) (bool, error) {
+	if !protobuf {
+		var o struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(obj, &o); err != nil {
+			return false, err
+		}
+		return o.Metadata.Annotations[metav1.InitialEventsAnnotationKey] == "true", nil
+	}
+	var u runtime.Unknown
+	if err := u.Unmarshal(bytes.TrimPrefix(obj, protobufMagic)); err != nil {
+		return false, err
+	}
+	// Every built-in object's field 1 is its ObjectMeta.
+	raw := u.Raw
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			return false, protowire.ParseError(n)
+		}
+		raw = raw[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(raw)
+			if n < 0 {
+				return false, protowire.ParseError(n)
+			}
+			var om metav1.ObjectMeta
+			if err := om.Unmarshal(v); err != nil {
+				return false, err
+			}
+			return om.Annotations[metav1.InitialEventsAnnotationKey] == "true", nil
+		}
+		n = protowire.ConsumeFieldValue(num, typ, raw)
+		if n < 0 {
+			return false, protowire.ParseError(n)
+		}
+		raw = raw[n:]
+	}
+	return false, nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // protobufMagic starts every Kubernetes protobuf body.

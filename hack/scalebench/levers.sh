@@ -40,6 +40,7 @@ wait_quiet() { # the rest of the machine under LEVERS_QUIET_CORES (0.5; the clus
     b0=$(cpu_busy) c0=$(cp_cpu); sleep 1
     awk -v u="$(( $(cpu_busy) - b0 - $(cp_cpu) + c0 ))" -v hz="$(getconf CLK_TCK)" -v q="${LEVERS_QUIET_CORES:-0.5}" 'BEGIN{exit !(u/hz < q)}' && return 0
   done
+  echo "levers: the machine did not get quiet within ${LEVERS_QUIET_WAIT:-60}s; measuring anyway" >&2
 }
 names=()
 for v in "$@"; do names+=("${v%%=*}"); done

@@ -36,10 +36,10 @@
 # wait), SCALE_KWOK_PARALLELISM (kwok's podPlayStageParallelism, 16), SCALE_SETTLE (seconds of quiet
 # before measuring each size, 20), SCALE_REPEAT (rounds per size, 3), SCALE_QUIET_CORES and
 # SCALE_QUIET_WAIT (before each measured process, wait up to 20 s for the rest of the machine to use
-# less than 0.3 cores), SCALE_OBSERVER_FLAGS (extra
-# flags for the observer: -watch-list unless set, e.g. "" or "-page-size 1000"), SCALE_LEVERS (the
-# observer variants measured against each other at every size, see LEVERS below; "" skips them), SCALE_RUN_DIR (default a new folder under
-# $TMPDIR; kept: logs, JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh),
+# less than 0.3 cores, niced processes not counted), SCALE_OBSERVER_FLAGS (extra flags for the
+# observer: -watch-list unless set, e.g. "" or "-page-size 1000"), SCALE_LEVERS (the observer
+# variants measured against each other at every size, see LEVERS below; "" skips them),
+# SCALE_RUN_DIR (default a new folder under $TMPDIR; kept: logs, JSON, report), SCALE_KEEP_CLUSTER=1, E2E_BIN_DIR (skip hack/e2e-bins.sh),
 # ISTIOCTL (use this istioctl binary instead of building one).
 # Only loopback addresses are ever dialled, by this script and by the API server.
 set -euo pipefail
@@ -188,6 +188,10 @@ monitor_pid=$!
 # Contention: the machine is shared, so each window also records the CPU the rest of the machine
 # used (all busy CPU, less the control plane's and the measured process's), for the report.
 cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+# cpu_busy_unniced: the same, niced ticks left out, for wait_quiet: a nice-19 process (someone's
+# tests) barely takes the CPU from the measured one, and waiting for it to end would wait for ever on
+# a shared machine. The report's "other processes" count it all the same.
+cpu_busy_unniced() { awk '/^cpu /{print $2+$4+$7+$8+$9}' /proc/stat; }
 cp_cpu() {
   local t=0 f pid v
   for f in "$KWOK_WORKDIR/clusters/$name/pids"/*.pid; do
@@ -203,9 +207,9 @@ cp_cpu() {
 wait_quiet() {
   local deadline=$((SECONDS + ${SCALE_QUIET_WAIT:-20})) b0 c0 used
   while [ "$SECONDS" -lt "$deadline" ]; do
-    b0=$(cpu_busy) c0=$(cp_cpu)
+    b0=$(cpu_busy_unniced) c0=$(cp_cpu)
     sleep 1
-    used=$(( $(cpu_busy) - b0 - $(cp_cpu) + c0 ))
+    used=$(( $(cpu_busy_unniced) - b0 - $(cp_cpu) + c0 ))
     awk -v u="$used" -v hz="$(getconf CLK_TCK)" -v q="${SCALE_QUIET_CORES:-0.3}" 'BEGIN{exit !(u/hz < q)}' && return 0
   done
   log "the machine did not get quiet within ${SCALE_QUIET_WAIT:-20}s; measuring anyway"

@@ -21,7 +21,9 @@ out=${LEVERS_OUT:-"$dir/levers-$(date +%H%M%S)"}
 mkdir -p "$out"
 go build -tags e2e -trimpath -o "$out/observer" "$root/e2e/scalebench/observer"
 istioctl=${ISTIOCTL:-$(bash "$root/hack/scalebench/build-istioctl.sh" 2>/dev/null | tail -n 1)}
-cpu_busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+# cpu_busy: busy CPU ticks, niced ones left out: a nice-19 process (someone's tests) barely takes
+# the CPU from the measured one, and waiting for it to end would wait for ever on a shared machine.
+cpu_busy() { awk '/^cpu /{print $2+$4+$7+$8+$9}' /proc/stat; }
 # cp_cpu: the CPU ticks of the cluster's own processes when LEVERS_PIDS_DIR names kwokctl's pid folder
 # (scale-bench.sh sets it): a big cluster is never idle, so only the rest of the machine must be quiet.
 cp_cpu() {

@@ -68,7 +68,7 @@ rows() { # NAME: one line per round: wall cpu rss requests
   done
 }
 col() { # NAME COLUMN: median, min, max of a column
-  rows "$1" | awk -v c="$2" '{print $c}' | sort -n | awk '{v[NR]=$1} END{printf "%s %s %s", v[int((NR+1)/2)], v[1], v[NR]}'
+  rows "$1" | awk -v c="$2" '{print $c}' | sort -n | awk '{v[NR]=$1} END{printf "%s %s %s\n", v[int((NR+1)/2)], v[1], v[NR]}'
 }
 summ() { # NAME: median wall, cpu, rss, requests, wall min, wall max
   local w lo hi c m r

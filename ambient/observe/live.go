@@ -357,9 +357,12 @@ func (l *lister) watchList(ctx context.Context, k *kind, gvk schema.GroupVersion
 	}
 }
 
-// refusedWatchList tells whether a server answered a watch-list as one that does not support it.
+// refusedWatchList tells whether a server answered a watch-list as one that does not support it, or
+// forbade it (RBAC without watch, RequiredPermissions rather than RequiredPermissionsFor): either
+// way the other kinds are listed without asking again.
 func refusedWatchList(err error) bool {
-	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err)
+	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsMethodNotSupported(err) ||
+		apierrors.IsForbidden(err)
 }
 
 // newList returns an empty list of the kind in its form.

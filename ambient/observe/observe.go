@@ -36,6 +36,8 @@ type Options struct {
 	ServerVersion VersionGetter
 	// Parallel is how many kinds Live reads at once; 0 means DefaultParallel, 1 reads one kind after
 	// the other. Pods, the largest kind, start first, and the other kinds are read while they arrive.
+	// The reader must be safe for concurrent use, as controller-runtime's clients are (its fake client
+	// too, but not an interceptor around it that reads the fake client's scheme while it lists).
 	Parallel int
 	// WatchList makes Live read each kind with a watch-list instead of paged LISTs, when the reader
 	// also watches (a client.WithWatch, from client.NewWithWatch): one request per kind, which

@@ -2,6 +2,7 @@ package observe_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +33,8 @@ const (
 	refuses
 	// breaksAfterTwo: two objects, then an ERROR event.
 	breaksAfterTwo
+	// forbids: 403 Forbidden, as RBAC answers a reader granted list but not watch.
+	forbids
 )
 
 // watchListCluster is a fakeCluster (paged LISTs) whose Watch plays an API server's watch-list,
@@ -77,8 +80,11 @@ func (c *watchListCluster) Watch(ctx context.Context, list client.ObjectList, op
 		r.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || lo.Limit != 0 {
 		c.badOpts = append(c.badOpts, gvk.Kind)
 	}
-	if c.mode == refuses {
+	switch c.mode {
+	case refuses:
 		return nil, apierrors.NewBadRequest("sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")
+	case forbids:
+		return nil, apierrors.NewForbidden(schema.GroupResource{Group: gvk.Group, Resource: strings.ToLower(gvk.Kind)}, "", errors.New("watch is not granted"))
 	}
 	if err := c.plain.List(ctx, list, opts...); err != nil {
 		return nil, err
@@ -124,6 +130,7 @@ func TestLiveReadsKindsInParallelAndWithWatchLists(t *testing.T) {
 		{name: "watch-lists give the demo snapshot without a LIST", mode: streams, opts: observe.Options{WatchList: true}, wantWatches: true},
 		{name: "watch-lists one kind at a time give the demo snapshot", mode: streams, opts: observe.Options{WatchList: true, Parallel: 1}, wantWatches: true},
 		{name: "a server that refuses watch-lists is listed in pages instead", mode: refuses, opts: observe.Options{WatchList: true, PageSize: 3}, wantLists: true},
+		{name: "a reader not granted watch is listed in pages instead", mode: forbids, opts: observe.Options{WatchList: true, PageSize: 3}, wantLists: true},
 		{name: "watch-lists are not tried unless asked for", mode: streams, opts: observe.Options{}, wantLists: true},
 	}
 	for _, tt := range tests {
@@ -158,7 +165,7 @@ func TestLiveReadsKindsInParallelAndWithWatchLists(t *testing.T) {
 				if len(lists) == 0 {
 					t.Error("no LIST requests")
 				}
-				// A refusing server is asked once per kind in flight before Live stops asking.
+				// A refusing server (or RBAC) is asked once per kind in flight before Live stops asking.
 				if p := max(tt.opts.Parallel, observe.DefaultParallel); len(watches) > p {
 					t.Errorf("%d watches of a server that refuses them, want at most %d", len(watches), p)
 				}

@@ -470,6 +470,9 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 
 	// Deployments of -replicas pods each; the first Deployment of each namespace gets a PDB.
 	var deps []depSpec
+	// waveTotal is every Deployment's pods of each wave, the earlier runs' too: a wave can span two
+	// sizes (100 namespaces a wave, 250 namespaces at 500 nodes), and its selector matches them all.
+	waveTotal := map[int]int{}
 	for i := 0; i < s.namespaces; i++ {
 		for d := 0; d < s.depsPerNS; d++ {
 			pool := harness.PoolGeneral
@@ -482,6 +485,7 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 			}
 			ds := depSpec{ns: nsName(i), name: fmt.Sprintf("app-%d", d), nsIndex: i, index: d, pool: pool, replicas: s.replicas, pdb: d == 0, wave: wave}
 			s.res.AppPods += ds.replicas
+			waveTotal[wave] += ds.replicas
 			s.res.Deployments++
 			s.res.Services++
 			if ds.pdb {
@@ -531,7 +535,7 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 		}
 		created += wantPods
 		s.logf("wave %d: %d Deployments created (%d of %d new pods so far)", deps[start].wave, len(wave), created, len(deps)*s.replicas)
-		pending = append(pending, waveRef{deps[start].wave, wantPods})
+		pending = append(pending, waveRef{deps[start].wave, waveTotal[deps[start].wave]})
 		start = end
 	}
 	s.logf("workloads: %d Deployments (%d pods), %d Services, %d PDBs (%d Deployments new)", s.res.Deployments, s.res.AppPods, s.res.Services, s.res.PDBs, len(deps))

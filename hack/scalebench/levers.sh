@@ -78,9 +78,11 @@ summ() { # NAME: median wall, cpu, rss, requests, wall min, wall max
   read -r r _ _ < <(col "$1" 4)
   echo "$w $c $m $r $lo $hi"
 }
-printf '| variant | wall s (median) | range | CPU s | peak RSS MiB | requests | wall ÷ first | RSS ÷ first |\n|---|---:|---|---:|---:|---:|---:|---:|\n'
 read -r w0 _ m0 _ < <(summ "${names[0]}")
+{
+printf '| variant | wall s (median) | range | CPU s | peak RSS MiB | requests | wall ÷ first | RSS ÷ first |\n|---|---:|---|---:|---:|---:|---:|---:|\n'
 for n in "${names[@]}" precheck; do
   read -r w c m r lo hi < <(summ "$n")
   printf '| %s | %.2f | %.2f–%.2f | %.2f | %.1f | %s | %.2f | %.2f |\n' "$n" "$w" "$lo" "$hi" "$c" "$m" "$r" "$(awk -v a="$w" -v b="$w0" 'BEGIN{print a/b}')" "$(awk -v a="$m" -v b="$m0" 'BEGIN{print a/b}')"
-done | tee "$out/summary.md"
+done
+} | tee "$out/summary.md"

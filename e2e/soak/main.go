@@ -174,6 +174,24 @@ func run(h *harness.Harness, cycles int, out string) error {
 		if err != nil && !errors.Is(err, ambient.ErrBlocked) {
 			return fmt.Errorf("cycle %d: plan: %w", i, err)
 		}
+		if p == nil || len(p.Steps) == 0 {
+			// Findings block the whole upgrade: the cycles before left the cluster other than they
+			// found it, in a way the state comparison does not see. Keep the plan, say why, stop.
+			var why []string
+			if p != nil {
+				if b, err := plan.EncodeYAML(p); err == nil {
+					_ = os.WriteFile(filepath.Join(out, fmt.Sprintf("cycle-%02d.plan.yaml", i)), b, 0o644)
+				}
+				for _, f := range p.Findings {
+					if f.Severity != plan.Info {
+						why = append(why, fmt.Sprintf("%s %s: %.300s", f.Code, f.Object, f.Message))
+					}
+				}
+			}
+			fmt.Printf("soak cycle %2d/%d: the upgrade is blocked, no steps planned (%v): %s\n", i, cycles, err, strings.Join(why, "; "))
+			failures = append(failures, fmt.Sprintf("cycle %d: the upgrade is blocked after %d cycles: %v", i, i-1, err))
+			break
+		}
 		// Health gates settle 3 s instead of the planned 30–60 (the probe reads readiness).
 		for k := range p.Steps {
 			if g := p.Steps[k].HealthGate; g != nil {

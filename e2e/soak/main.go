@@ -8,7 +8,8 @@
 // and with one executor (execute.New with the Helm SDK adapter, as e2e/internal/upgrade does):
 // observe.Live, ambient.PlanUpgrade to 1.31.4 (revisioned, ztunnel node by node in batches), Apply
 // up to the step before the first one the plan holds back (the removal of 1-30-3, which the
-// fixtures still use), then RollbackTo the first step. After each cycle it compares the cluster with
+// fixtures still use), then RollbackTo the first step, and waits for Istio's DaemonSets and
+// Deployments to run what they were rolled back to. After each cycle it compares the cluster with
 // the recorded state (webhook configurations, Services, Leases and their holders, journals other
 // than those of the plans it applied, node labels, taints and cordons, Helm releases) and prints
 // one line with the process's RSS and Go heap. It exits 1 when something leaked or a cycle failed.
@@ -33,8 +34,10 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -238,6 +241,13 @@ func run(h *harness.Harness, cycles int, out string) error {
 		if rbErr != nil {
 			failures = append(failures, fmt.Sprintf("cycle %d: rollback: %v", i, rbErr))
 		}
+		// A rollback does not wait for what it rolled back to run again (DaemonSets and Deployments
+		// rolling back to 1.30.3); the next cycle must observe a settled mesh, as an operator would.
+		t3 := time.Now()
+		if err := settle(ctx, c, 3*time.Minute); err != nil {
+			failures = append(failures, fmt.Sprintf("cycle %d: after the rollback: %v", i, err))
+		}
+		settleD := time.Since(t3)
 		after, err := capture(ctx, c)
 		if err != nil {
 			return err
@@ -255,8 +265,8 @@ func run(h *harness.Harness, cycles int, out string) error {
 			leakText = "LEAKS: " + strings.Join(leaks, "; ")
 			failures = append(failures, fmt.Sprintf("cycle %d: %s", i, leakText))
 		}
-		fmt.Printf("soak cycle %2d/%d: plan %d steps (%s), applied %d steps up to %s in %s%s, rolled back %d in %s; %s (%d journals, of %d plans); RSS %.1f MiB (%+.1f since cycle 1), Go heap %.1f MiB, goroutines %d; cycle %s\n",
-			i, cycles, len(p.Steps), hash[7:19], applied, until, applyD.Round(100*time.Millisecond), note, len(rb), rollbackD.Round(100*time.Millisecond),
+		fmt.Printf("soak cycle %2d/%d: plan %d steps (%s), applied %d steps up to %s in %s%s, rolled back %d in %s, settled in %s; %s (%d journals, of %d plans); RSS %.1f MiB (%+.1f since cycle 1), Go heap %.1f MiB, goroutines %d; cycle %s\n",
+			i, cycles, len(p.Steps), hash[7:19], applied, until, applyD.Round(100*time.Millisecond), note, len(rb), rollbackD.Round(100*time.Millisecond), settleD.Round(100*time.Millisecond),
 			leakText, len(after.journals), len(ownJournals), float64(rss)/1024, float64(rss-rss0)/1024, float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine(), time.Since(t0).Round(100*time.Millisecond))
 		if held != "" && i == 1 {
 			fmt.Printf("soak: each cycle stops before %s\n", held)
@@ -272,6 +282,44 @@ func run(h *harness.Harness, cycles int, out string) error {
 	fmt.Printf("soak: end state: %s\n", final.summary())
 	if len(failures) > 0 {
 		return fmt.Errorf("%d problems:\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// settle waits until every DaemonSet and Deployment in Istio's and the gateway's namespaces has
+// rolled out its current template: observed, updated and available everywhere, nothing extra.
+func settle(ctx context.Context, c client.Client, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		var pending []string
+		for _, ns := range []string{harness.IstioNamespace, harness.GatewayNamespace} {
+			var dss appsv1.DaemonSetList
+			if err := c.List(ctx, &dss, client.InNamespace(ns)); err != nil {
+				return false, nil
+			}
+			for _, d := range dss.Items {
+				st := d.Status
+				if st.ObservedGeneration < d.Generation || st.UpdatedNumberScheduled != st.DesiredNumberScheduled ||
+					st.NumberAvailable != st.DesiredNumberScheduled || st.CurrentNumberScheduled != st.DesiredNumberScheduled {
+					pending = append(pending, fmt.Sprintf("DaemonSet %s/%s: %d of %d updated, %d available", ns, d.Name, st.UpdatedNumberScheduled, st.DesiredNumberScheduled, st.NumberAvailable))
+				}
+			}
+			var deps appsv1.DeploymentList
+			if err := c.List(ctx, &deps, client.InNamespace(ns)); err != nil {
+				return false, nil
+			}
+			for _, d := range deps.Items {
+				st, want := d.Status, ptr.Deref(d.Spec.Replicas, 1)
+				if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+					pending = append(pending, fmt.Sprintf("Deployment %s/%s: %d of %d updated, %d available, %d in all", ns, d.Name, st.UpdatedReplicas, want, st.AvailableReplicas, st.Replicas))
+				}
+			}
+		}
+		last = strings.Join(pending, "; ")
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("not settled after %s: %s", timeout, last)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
@@ -409,10 +410,12 @@ type dumpKey struct{}
 // dump is what dumpMatchesLive's Setup made: the snapshots of the dump and of the live cluster, and
 // which optional dump commands failed (the kinds the cluster does not serve).
 type dump struct {
-	dir             string
-	offline, live   *mesh.Snapshot
-	failedOptional  []string
-	commands, files int
+	dir           string
+	offline, live *mesh.Snapshot
+	// serial is the live cluster read one kind at a time, streamed with watch-lists (Options.WatchList).
+	serial, streamed *mesh.Snapshot
+	failedOptional   []string
+	commands, files  int
 }
 
 // kubectl returns the kubectl binary the harness built ($E2E_BIN_DIR/kubectl), or one on PATH for
@@ -486,7 +489,36 @@ func dumpMatchesLive() features.Feature {
 			if d.live, err = observe.Live(ctx, h.Client, observe.Options{PageSize: 50, ServerVersion: h.Clientset.Discovery()}); err != nil {
 				t.Fatalf("observe.Live: %v", err)
 			}
+			if d.serial, err = observe.Live(ctx, h.Client, observe.Options{PageSize: 50, Parallel: 1, ServerVersion: h.Clientset.Discovery()}); err != nil {
+				t.Fatalf("observe.Live one kind at a time: %v", err)
+			}
+			wc, err := client.NewWithWatch(h.RestConfig, client.Options{Scheme: observe.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.streamed, err = observe.Live(ctx, wc, observe.Options{WatchList: true, ServerVersion: h.Clientset.Discovery()}); err != nil {
+				t.Fatalf("observe.Live with watch-lists: %v", err)
+			}
 			return context.WithValue(ctx, dumpKey{}, d)
+		}).
+		Assess("reading kinds one at a time or streaming them gives the same snapshot", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
+			d := ctx.Value(dumpKey{}).(*dump)
+			ignore := cmpopts.IgnoreFields(mesh.Snapshot{}, "Observation")
+			if diff := cmp.Diff(d.live, d.serial, ignore); diff != "" {
+				t.Errorf("one kind at a time (-parallel +serial):\n%s", diff)
+			}
+			if diff := cmp.Diff(d.live, d.streamed, ignore); diff != "" {
+				t.Errorf("with watch-lists (-lists +watch-lists):\n%s", diff)
+			}
+			// A watch-list per list the paged observation makes: no LIST at all.
+			if d.streamed.Observation.Requests >= d.live.Observation.Requests && d.live.Observation.Requests > 30 {
+				t.Errorf("watch-lists made %d requests, paged LISTs %d", d.streamed.Observation.Requests, d.live.Observation.Requests)
+			}
+			if diff := cmp.Diff(d.live.Observation.Skipped, d.streamed.Observation.Skipped); diff != "" {
+				t.Errorf("skipped kinds (-lists +watch-lists):\n%s", diff)
+			}
+			t.Logf("requests: %d in pages of 50, %d one kind at a time, %d with watch-lists", d.live.Observation.Requests, d.serial.Observation.Requests, d.streamed.Observation.Requests)
+			return ctx
 		}).
 		Assess("the dump gives the live snapshot", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			d := ctx.Value(dumpKey{}).(*dump)

@@ -39,5 +39,6 @@
 // unstructured ones for kinds client-go does not know) that can seed a controller-runtime fake client.
 //
 // RequiredPermissions is the RBAC Live needs: list on every kind it reads, cluster-wide, and list on
-// Secrets only in the namespaces of Istio's Helm releases.
+// Secrets only in the namespaces of Istio's Helm releases; RequiredPermissionsFor adds watch for
+// Options.WatchList.
 package observe

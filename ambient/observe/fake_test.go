@@ -35,6 +35,9 @@ type fakeCluster struct {
 	client.WithWatch
 	mu    sync.Mutex
 	calls []listCall
+	// serve is held for each List: Live lists several kinds at once, and the fake client registers
+	// unstructured kinds in the scheme that GVKForObject reads.
+	serve sync.Mutex
 }
 
 // failFunc decides whether a List of gvk fails, and with what.
@@ -56,6 +59,8 @@ func newFakeCluster(t *testing.T, objs []client.Object, fail failFunc) *fakeClus
 
 func (fc *fakeCluster) list(fail failFunc) func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 	return func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		fc.serve.Lock()
+		defer fc.serve.Unlock()
 		lo := client.ListOptions{}
 		lo.ApplyOptions(opts)
 		gvk, err := apiutil.GVKForObject(list, c.Scheme())

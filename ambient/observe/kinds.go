@@ -47,6 +47,9 @@ type kind struct {
 	// perRelease kinds are not listed cluster-wide: Live lists them after every other kind, only in
 	// the namespaces of Istio's Helm releases and only for those releases (listHelmRecords).
 	perRelease bool
+	// heavy kinds hold the most objects: when kinds are read in parallel they start first, so the
+	// others are read while they stream.
+	heavy bool
 	// add hands one object to the builder.
 	add func(b *builder, o runtime.Object) error
 }
@@ -117,7 +120,7 @@ var kinds = []kind{
 	{plural: "jobs", group: "batch", kind: "Job", versions: []string{"v1"}, form: metadataOnly,
 		add: typedAdd((*builder).addJob)},
 	{plural: "pods", kind: "Pod", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PodList{} },
-		add: typedAdd((*builder).addPod)},
+		heavy: true, add: typedAdd((*builder).addPod)},
 	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
 		listOpts: []client.ListOption{client.MatchingFields{"metadata.name": cniConfigMapName}},
 		add:      typedAdd((*builder).addConfigMap)},

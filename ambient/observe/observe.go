@@ -34,6 +34,28 @@ type Options struct {
 	// server version ("kubectl-version"), and without it the version is the oldest kubelet among
 	// the nodes ("nodes").
 	ServerVersion VersionGetter
+	// Parallel is how many kinds Live reads at once; 0 means DefaultParallel, 1 reads one kind after
+	// the other. Pods, the largest kind, start first, and the other kinds are read while they arrive.
+	// The reader must be safe for concurrent use, as controller-runtime's clients are (its fake client
+	// too, but not an interceptor around it that reads the fake client's scheme while it lists).
+	Parallel int
+	// WatchList makes Live read each kind with a watch-list instead of paged LISTs, when the reader
+	// also watches (a client.WithWatch, from client.NewWithWatch): one request per kind, which
+	// streams every object from the API server's watch cache and then a bookmark; the objects are
+	// summarised as they arrive. A server that refuses the watch is listed in pages instead. It needs
+	// watch besides list (RequiredPermissionsFor). Leave it off with fake clients: controller-runtime's
+	// fake client ignores sendInitialEvents, and its watch would wait until the context ends.
+	WatchList bool
+}
+
+// DefaultParallel is the number of kinds Live reads at once when Options.Parallel is zero.
+const DefaultParallel = 4
+
+func (o Options) parallel() int {
+	if o.Parallel <= 0 {
+		return DefaultParallel
+	}
+	return o.Parallel
 }
 
 func (o Options) pageSize() int64 {

@@ -14,13 +14,27 @@ const ByLive = "observe.Live"
 // holding Istio's Helm releases (s.HelmReleases), where it reads their records and nothing else.
 // It is what an executor's Snapshot over Live needs (execute.Options.Permissions). A release added
 // after s was observed adds its namespace; the plan that installs it needs list there anyway.
+// It is RequiredPermissionsFor with the zero Options.
 func RequiredPermissions(s *mesh.Snapshot) *plan.Permissions {
+	return RequiredPermissionsFor(s, Options{})
+}
+
+// RequiredPermissionsFor is what Live needs with opts: RequiredPermissions, and with
+// Options.WatchList also watch wherever it lists (a watch-list is a watch request; a server or RBAC
+// that refuses it makes Live list that kind instead, one more request).
+func RequiredPermissionsFor(s *mesh.Snapshot, opts Options) *plan.Permissions {
+	verbs := []string{"list"}
+	if opts.WatchList {
+		verbs = append(verbs, "watch")
+	}
 	ps := &plan.Permissions{}
 	for _, k := range kinds {
 		if k.perRelease {
 			continue
 		}
-		ps.Add(plan.Permission{Verb: "list", Group: k.group, Resource: k.plural}, ByLive)
+		for _, v := range verbs {
+			ps.Add(plan.Permission{Verb: v, Group: k.group, Resource: k.plural}, ByLive)
+		}
 	}
 	if s == nil {
 		return ps
@@ -28,7 +42,9 @@ func RequiredPermissions(s *mesh.Snapshot) *plan.Permissions {
 	for _, h := range s.HelmReleases {
 		for _, k := range kinds {
 			if k.perRelease {
-				ps.Add(plan.Permission{Verb: "list", Group: k.group, Resource: k.plural, Namespace: h.Namespace}, ByLive+": Helm records of "+h.Namespace+"/"+h.Name)
+				for _, v := range verbs {
+					ps.Add(plan.Permission{Verb: v, Group: k.group, Resource: k.plural, Namespace: h.Namespace}, ByLive+": Helm records of "+h.Namespace+"/"+h.Name)
+				}
 			}
 		}
 	}

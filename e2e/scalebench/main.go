@@ -10,8 +10,10 @@
 // revision 1-30-3, revision tags, istio-cni, ztunnel, the ingress gateway: exactly what the e2e harness
 // installs) with the fake istiod serving injection, then the namespaces (ambient, sidecar through a tag,
 // through the revision and through istio-injection=enabled, and unmeshed), Deployments with their
-// Services and PDBs, and some Istio policies; it waits until every pod runs and enrols the ambient pods
-// as istio-cni would (pods/status annotation). Finally it creates one ServiceAccount per measured
+// Services and PDBs in waves of -wave-namespaces namespaces (each wave's pods run before the next is
+// created: a 2-core API server given 20,000 pods at once times requests out), and some Istio
+// policies; it waits until every pod runs and enrols the ambient pods as istio-cni would
+// (pods/status annotation). Finally it creates one ServiceAccount per measured
 // tool (bound to cluster-admin) and writes a kubeconfig for each, so the audit log tells their
 // requests apart by user.
 package main

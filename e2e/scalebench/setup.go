@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/url"
 	"os"
@@ -29,12 +30,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+
+	"github.com/davecgh/go-spew/spew"
 
 	"github.com/ambientkit/ambientkit/e2e/internal/charts"
 	"github.com/ambientkit/ambientkit/e2e/internal/cluster"
@@ -48,6 +52,7 @@ import (
 const (
 	labelBench    = "scalebench.ambientkit.io/bench"
 	labelClass    = "scalebench.ambientkit.io/class"
+	labelWave     = "scalebench.ambientkit.io/wave"
 	nsPrefix      = "bench-"
 	readerNS      = "kube-system"
 	readerPrefix  = "scalebench-"
@@ -58,7 +63,7 @@ const (
 )
 
 // Readers are the measured tools; each gets its own ServiceAccount and kubeconfig.
-var Readers = []string{"ambientkit", "istioctl"}
+var Readers = []string{"ambientkit", "istioctl", "floor"}
 
 // ReaderUser is the audit user name of a reader.
 func ReaderUser(name string) string {
@@ -122,17 +127,21 @@ type setup struct {
 	out        string
 	nodes      int
 	namespaces int
-	pods       int
+	replicas   int
 	depsPerNS  int
+	direct     bool
 	waypoints  int
 	timeout    time.Duration
 	workers    int
+	waveNS     int
 
-	rc  *rest.Config
-	cs  *kubernetes.Clientset
-	ap  *kube.Applier
-	t0  time.Time
-	res SetupResult
+	rc     *rest.Config
+	cs     *kubernetes.Clientset
+	ap     *kube.Applier
+	t0     time.Time
+	res    SetupResult
+	pools  map[string][]string // pool → node names
+	hashes map[string]depHash  // Deployment name → its template and pod-template-hash (direct pods)
 }
 
 func (s *setup) logf(format string, args ...any) {
@@ -159,11 +168,13 @@ func setupCmd(args []string) error {
 	fs.StringVar(&s.out, "out", "", "folder for setup.json and the readers' kubeconfigs")
 	fs.IntVar(&s.nodes, "nodes", 1000, "kwok nodes (split over the pools general and batch)")
 	fs.IntVar(&s.namespaces, "namespaces", 500, "application namespaces")
-	fs.IntVar(&s.pods, "pods", 20000, "application pods (spread over the namespaces' Deployments)")
+	fs.IntVar(&s.replicas, "replicas", 10, "pods per Deployment")
+	fs.BoolVar(&s.direct, "direct-pods", true, "create the Deployments' pods bound to nodes, for their ReplicaSets to adopt (false: through the ReplicaSet controller and the scheduler)")
 	fs.IntVar(&s.depsPerNS, "deployments-per-namespace", 4, "Deployments per namespace")
 	fs.IntVar(&s.waypoints, "waypoints", 5, "waypoint Gateways (in ambient namespaces)")
 	fs.DurationVar(&s.timeout, "timeout", 30*time.Minute, "bound for each wait")
-	fs.IntVar(&s.workers, "workers", 32, "parallel API writers")
+	fs.IntVar(&s.workers, "workers", 16, "parallel API writers")
+	fs.IntVar(&s.waveNS, "wave-namespaces", 100, "create Deployments this many namespaces at a time, waiting for their pods before the next wave (0: all at once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -207,15 +218,25 @@ func (s *setup) connect() error {
 }
 
 func (s *setup) run(ctx context.Context) error {
-	var pools map[string][]string
 	if err := s.timed("nodes", func() error {
 		var err error
-		pools, err = s.createNodes(ctx)
+		s.pools, err = s.createNodes(ctx)
 		return err
 	}); err != nil {
 		return err
 	}
+	// A cluster grown by a second run keeps the installation of the first.
+	installed := false
+	if _, err := s.cs.AppsV1().Deployments(harness.IstioNamespace).Get(ctx, "istiod-"+harness.Revision, metav1.GetOptions{}); err == nil {
+		installed = true
+		s.logf("istio: installed by an earlier run; kept as it is")
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
 	if err := s.timed("gateway-api-crds", func() error {
+		if installed {
+			return nil
+		}
 		v, err := charts.InstallGatewayAPICRDs(ctx, s.ap, s.timeout)
 		s.logf("gateway api: standard CRDs %s", v)
 		return err
@@ -238,6 +259,9 @@ func (s *setup) run(ctx context.Context) error {
 		Timeout: s.timeout,
 	}
 	if err := s.timed("istio", func() error {
+		if installed {
+			return nil
+		}
 		dir, err := charts.IstioChartsDir(ctx)
 		if err != nil {
 			return err
@@ -259,11 +283,11 @@ func (s *setup) run(ctx context.Context) error {
 		if err := fake.Sync(sctx); err != nil {
 			return err
 		}
-		return s.createWorkloads(ctx, pools)
+		return s.createWorkloads(ctx)
 	}); err != nil {
 		return err
 	}
-	if err := s.timed("pods-running", func() error { return s.waitPods(ctx) }); err != nil {
+	if err := s.timed("pods-running", func() error { return s.waitPods(ctx, "", s.res.AppPods) }); err != nil {
 		return err
 	}
 	calls := fake.Calls()
@@ -331,6 +355,21 @@ func (s *setup) createNodes(ctx context.Context) (map[string][]string, error) {
 		all = append(all, nd{p, len(pools[p]), g})
 		pools[p] = append(pools[p], fmt.Sprintf("%s-%d", p, len(pools[p])))
 	}
+	existing, err := s.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	had := map[string]bool{}
+	for _, n := range existing.Items {
+		had[n.Name] = true
+	}
+	var missing []nd
+	for _, n := range all {
+		if !had[fmt.Sprintf("%s-%d", n.pool, n.idx)] {
+			missing = append(missing, n)
+		}
+	}
+	all = missing
 	err = s.parallel(len(all), func(i int) error {
 		n := cluster.FakeNode(all[i].pool, all[i].idx, all[i].global, v.GitVersion)
 		g := all[i].global
@@ -371,24 +410,54 @@ func (s *setup) createNodes(ctx context.Context) (map[string][]string, error) {
 
 type depSpec struct {
 	ns, name, pool string
+	nsIndex, index int // namespace index, Deployment index in it
 	replicas       int
 	pdb            bool
+	wave           int
 }
 
-func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) error {
+func nsName(i int) string { return fmt.Sprintf("%s%04d", nsPrefix, i) }
+
+// createWorkloads creates what is missing of -namespaces namespaces with their Deployments, Services,
+// PDBs and policies: a cluster filled by an earlier run with fewer namespaces grows, and what it
+// has is left alone.
+func (s *setup) createWorkloads(ctx context.Context) error {
 	s.res.NamespaceClass = map[string]int{}
+	existingNS, err := s.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+	if err != nil {
+		return err
+	}
+	hadNS := map[string]bool{}
+	for _, n := range existingNS.Items {
+		hadNS[n.Name] = true
+	}
+	existingDeps, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+	if err != nil {
+		return err
+	}
+	hadDep := map[string]bool{}
+	for _, d := range existingDeps.Items {
+		hadDep[d.Namespace+"/"+d.Name] = true
+	}
 	// Namespaces first (sidecar namespaces' pods need their labels at admission).
-	err := s.parallel(s.namespaces, func(i int) error {
+	var newNS []int
+	for i := 0; i < s.namespaces; i++ {
+		if !hadNS[nsName(i)] {
+			newNS = append(newNS, i)
+		}
+	}
+	err = s.parallel(len(newNS), func(k int) error {
+		i := newNS[k]
 		c := classOf(i)
 		labels := map[string]string{labelBench: "true", labelClass: c.name}
 		for k, v := range c.labels {
 			labels[k] = v
 		}
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%04d", nsPrefix, i), Labels: labels}}
-		if _, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create namespace %s: %w", ns.Name, err)
-		}
-		return nil
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i), Labels: labels}}
+		return s.create(ctx, "namespace "+ns.Name, func() error {
+			_, err := s.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+			return err
+		})
 	})
 	if err != nil {
 		return err
@@ -397,88 +466,141 @@ func (s *setup) createWorkloads(ctx context.Context, pools map[string][]string) 
 		s.res.NamespaceClass[classOf(i).name]++
 	}
 	s.res.Namespaces = s.namespaces
-	s.logf("namespaces: %d %v", s.namespaces, s.res.NamespaceClass)
+	s.logf("namespaces: %d %v (%d new)", s.namespaces, s.res.NamespaceClass, len(newNS))
 
-	// Deployments: the pods spread evenly; the first Deployment of each namespace gets a PDB.
+	// Deployments of -replicas pods each; the first Deployment of each namespace gets a PDB.
 	var deps []depSpec
-	total := s.namespaces * s.depsPerNS
+	// waveTotal is every Deployment's pods of each wave, the earlier runs' too: a wave can span two
+	// sizes (100 namespaces a wave, 250 namespaces at 500 nodes), and its selector matches them all.
+	waveTotal := map[int]int{}
 	for i := 0; i < s.namespaces; i++ {
 		for d := 0; d < s.depsPerNS; d++ {
-			k := i*s.depsPerNS + d
-			replicas := s.pods / total
-			if k < s.pods%total {
-				replicas++
-			}
 			pool := harness.PoolGeneral
 			if d%2 == 1 {
 				pool = harness.PoolBatch
 			}
-			deps = append(deps, depSpec{ns: fmt.Sprintf("%s%04d", nsPrefix, i), name: fmt.Sprintf("app-%d", d), pool: pool, replicas: replicas, pdb: d == 0})
-			s.res.AppPods += replicas
+			wave := 0
+			if s.waveNS > 0 {
+				wave = i / s.waveNS
+			}
+			ds := depSpec{ns: nsName(i), name: fmt.Sprintf("app-%d", d), nsIndex: i, index: d, pool: pool, replicas: s.replicas, pdb: d == 0, wave: wave}
+			s.res.AppPods += ds.replicas
+			waveTotal[wave] += ds.replicas
+			s.res.Deployments++
+			s.res.Services++
+			if ds.pdb {
+				s.res.PDBs++
+			}
+			if !hadDep[ds.ns+"/"+ds.name] {
+				deps = append(deps, ds)
+			}
 		}
 	}
-	err = s.parallel(len(deps), func(i int) error { return s.createDeployment(ctx, deps[i]) })
-	if err != nil {
-		return err
-	}
-	s.res.Deployments, s.res.Services = len(deps), len(deps)
-	for _, d := range deps {
-		if d.pdb {
-			s.res.PDBs++
+	if s.direct && len(deps) > 0 {
+		if err := s.templateHashes(ctx, deps); err != nil {
+			return err
 		}
 	}
-	s.logf("workloads: %d Deployments (%d pods), %d Services, %d PDBs", len(deps), s.res.AppPods, len(deps), s.res.PDBs)
+	// In waves: a 2-core API server that gets 20,000 pods at once times requests out. Two waves are in
+	// flight at most: wave k is created once wave k-2's pods run, so the API server is never idle
+	// waiting for the tail of a wave.
+	type waveRef struct {
+		id, pods int
+	}
+	var pending []waveRef
+	created := 0
+	for start := 0; start < len(deps); {
+		end := start
+		wantPods := 0
+		for end < len(deps) && deps[end].wave == deps[start].wave {
+			wantPods += deps[end].replicas
+			end++
+		}
+		wave := deps[start:end:end]
+		if len(pending) == 2 {
+			w := pending[0]
+			pending = pending[1:]
+			if err := s.waitPods(ctx, fmt.Sprintf("%s=%d", labelWave, w.id), w.pods); err != nil {
+				return fmt.Errorf("wave %d: %w", w.id, err)
+			}
+			s.logf("wave %d: %d pods running", w.id, w.pods)
+		}
+		if s.direct {
+			if err := s.createPods(ctx, wave); err != nil {
+				return err
+			}
+		}
+		if err := s.parallel(len(wave), func(i int) error { return s.createDeployment(ctx, wave[i]) }); err != nil {
+			return err
+		}
+		created += wantPods
+		s.logf("wave %d: %d Deployments created (%d of %d new pods so far)", deps[start].wave, len(wave), created, len(deps)*s.replicas)
+		pending = append(pending, waveRef{deps[start].wave, waveTotal[deps[start].wave]})
+		start = end
+	}
+	s.logf("workloads: %d Deployments (%d pods), %d Services, %d PDBs (%d Deployments new)", s.res.Deployments, s.res.AppPods, s.res.Services, s.res.PDBs, len(deps))
 
 	// Policies: an L4 AuthorizationPolicy per ambient namespace, a namespace-wide PeerAuthentication
-	// per sidecar namespace, a mesh-wide STRICT PeerAuthentication; a few waypoints.
+	// per sidecar namespace, a mesh-wide STRICT PeerAuthentication; a few waypoints. Only the new
+	// namespaces' (and the mesh-wide one the first time) are applied.
 	var objs []*unstructured.Unstructured
-	objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+	add := func(o *unstructured.Unstructured, ns string) {
+		if ns == harness.IstioNamespace && len(hadNS) == 0 || !hadNS[ns] && ns != harness.IstioNamespace {
+			objs = append(objs, o)
+		}
+	}
+	add(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
 		"metadata": map[string]any{"name": "default", "namespace": harness.IstioNamespace},
 		"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
-	}})
-	waypoints := 0
+	}}, harness.IstioNamespace)
+	policies, waypoints := 1, 0
 	for i := 0; i < s.namespaces; i++ {
-		ns := fmt.Sprintf("%s%04d", nsPrefix, i)
+		ns := nsName(i)
 		switch classOf(i).mode {
 		case "ambient":
-			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+			policies++
+			add(&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "security.istio.io/v1", "kind": "AuthorizationPolicy",
 				"metadata": map[string]any{"name": "allow-same-namespace", "namespace": ns},
 				"spec": map[string]any{"action": "ALLOW", "rules": []any{map[string]any{
 					"from": []any{map[string]any{"source": map[string]any{"namespaces": []any{ns}}}}}}},
-			}})
+			}}, ns)
 			if waypoints < s.waypoints {
 				waypoints++
-				objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+				add(&unstructured.Unstructured{Object: map[string]any{
 					"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
 					"metadata": map[string]any{"name": "waypoint", "namespace": ns, "labels": map[string]any{"istio.io/waypoint-for": "service"}},
 					"spec": map[string]any{"gatewayClassName": "istio-waypoint", "listeners": []any{map[string]any{
 						"name": "mesh", "port": int64(15008), "protocol": "HBONE"}}},
-				}})
+				}}, ns)
 			}
 		case "sidecar":
-			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+			policies++
+			add(&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "security.istio.io/v1", "kind": "PeerAuthentication",
 				"metadata": map[string]any{"name": "default", "namespace": ns},
 				"spec":     map[string]any{"mtls": map[string]any{"mode": "STRICT"}},
-			}})
+			}}, ns)
 		}
 	}
-	err = s.parallel(len(objs), func(i int) error { return s.ap.Apply(ctx, objs[i]) })
+	err = s.parallel(len(objs), func(i int) error {
+		return s.create(ctx, "apply "+objs[i].GetKind()+" "+objs[i].GetNamespace()+"/"+objs[i].GetName(), func() error { return s.ap.Apply(ctx, objs[i]) })
+	})
 	if err != nil {
 		return err
 	}
-	s.res.Policies = len(objs) - waypoints
+	s.res.Policies = policies
 	s.res.Waypoints = waypoints
-	s.logf("policies: %d, waypoints: %d", s.res.Policies, waypoints)
+	s.logf("policies: %d, waypoints: %d (%d objects applied now)", policies, waypoints, len(objs))
 	return nil
 }
 
-func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
-	labels := map[string]string{"app": d.name, labelBench: "true"}
+// deployment is the Deployment of d.
+func deployment(d depSpec) *appsv1.Deployment {
+	labels := map[string]string{"app": d.name, labelBench: "true", labelWave: fmt.Sprint(d.wave)}
 	podLabels := map[string]string{"app": d.name, "version": "v1"}
-	dep := &appsv1.Deployment{
+	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(int32(d.replicas)),
@@ -499,9 +621,11 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			},
 		},
 	}
-	if _, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Deployment %s/%s: %w", d.ns, d.name, err)
-	}
+}
+
+func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
+	dep := deployment(d)
+	labels := dep.Labels
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
 		Spec: corev1.ServiceSpec{
@@ -509,9 +633,21 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}},
 		},
 	}
-	if _, err := s.cs.CoreV1().Services(d.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create Service %s/%s: %w", d.ns, d.name, err)
+	where := d.ns + "/" + d.name
+	if err := s.create(ctx, "Service "+where, func() error {
+		_, err := s.cs.CoreV1().Services(d.ns).Create(ctx, svc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
 	}
+	if err := s.create(ctx, "Deployment "+where, func() error {
+		_, err := s.cs.AppsV1().Deployments(d.ns).Create(ctx, dep, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	// The budget last: before the ReplicaSet adopts them, its pods have no controller, and the
+	// disruption controller would warn about every one.
 	if d.pdb {
 		one := intstr.FromInt32(1)
 		pdb := &policyv1.PodDisruptionBudget{
@@ -521,35 +657,249 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
 			},
 		}
-		if _, err := s.cs.PolicyV1().PodDisruptionBudgets(d.ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create PodDisruptionBudget %s/%s: %w", d.ns, d.name, err)
+		if err := s.create(ctx, "PodDisruptionBudget "+where, func() error {
+			_, err := s.cs.PolicyV1().PodDisruptionBudgets(d.ns).Create(ctx, pdb, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// waitPods waits until every bench Deployment reports all replicas ready.
-func (s *setup) waitPods(ctx context.Context) error {
-	last := time.Time{}
-	var ready, want int
+// Direct pods (-direct-pods, the default). A Deployment's pods normally come from the ReplicaSet
+// controller and the scheduler: on 2 cores that path starts about 70 pods a second, and slows as
+// nodes are added (every pod is scored against the nodes, bound, and the controllers write an Event
+// for each). Setup instead creates each Deployment's pods itself, already bound to a node of the
+// Deployment's pool (spread evenly), labelled with the pod-template-hash the Deployment controller
+// will compute, before it creates the Deployment. The Deployment controller then creates the
+// ReplicaSet, whose controller adopts the pods (the orphans match its selector) and creates none.
+// The pods are those the controllers would have made (same template, owner, labels and injection by
+// the fake istiod); ambient pods carry the redirection annotation from the start instead of getting
+// it from a later patch, and no PodScheduled condition is set (nothing here reads it).
+
+// templateHashes fills s.hashes: the pod-template-hash of every Deployment shape among deps (the
+// template does not depend on the namespace), from the template as the API server stores it (a
+// server-side dry run) hashed as the Deployment controller hashes it. A probe Deployment checks the
+// hash against the controller's own first.
+func (s *setup) templateHashes(ctx context.Context, deps []depSpec) error {
+	if s.hashes == nil {
+		s.hashes = map[string]depHash{}
+	}
+	pc, err := kubernetes.NewForConfig(protobufConfig(s.rc))
+	if err != nil {
+		return err
+	}
+	stored := func(d depSpec) (*appsv1.Deployment, error) {
+		return pc.AppsV1().Deployments(d.ns).Create(ctx, deployment(d), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	}
+	if err := s.probeHash(ctx, pc); err != nil {
+		return err
+	}
+	for _, d := range deps {
+		if _, ok := s.hashes[d.name]; ok {
+			continue
+		}
+		dep, err := stored(d)
+		if err != nil {
+			return fmt.Errorf("dry-run Deployment %s/%s: %w", d.ns, d.name, err)
+		}
+		s.hashes[d.name] = depHash{hash: podTemplateHash(&dep.Spec.Template), template: dep.Spec.Template}
+	}
+	return nil
+}
+
+type depHash struct {
+	hash     string
+	template corev1.PodTemplateSpec
+}
+
+// probeHash creates a Deployment of no replicas in a namespace of its own, waits for the
+// controller's ReplicaSet and compares its pod-template-hash with podTemplateHash's.
+func (s *setup) probeHash(ctx context.Context, pc kubernetes.Interface) error {
+	ns := fmt.Sprintf("scalebench-hash-probe-%d", time.Now().Unix())
+	if _, err := pc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	defer func() { _ = pc.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), ns, metav1.DeleteOptions{}) }()
+	d := depSpec{ns: ns, name: "probe", pool: harness.PoolGeneral}
+	dep, err := pc.AppsV1().Deployments(ns).Create(ctx, deployment(d), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		dep, err = pc.AppsV1().Deployments(ns).Get(ctx, d.name, metav1.GetOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("hash probe: %w", err)
+	}
+	want := podTemplateHash(&dep.Spec.Template)
+	var got string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := pc.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(l.Items) == 0 {
+			return false, nil
+		}
+		got = l.Items[0].Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("hash probe: no ReplicaSet for Deployment %s/%s: %w", ns, d.name, err)
+	}
+	if got != want {
+		return fmt.Errorf("hash probe: the Deployment controller's pod-template-hash is %q, setup computes %q; run setup with -direct-pods=false", got, want)
+	}
+	s.logf("direct pods: pod-template-hash checked against the Deployment controller (%s)", got)
+	return nil
+}
+
+// podTemplateHash is the Deployment controller's controller.ComputeHash (k8s.io/kubernetes
+// pkg/controller, with pkg/util/hash.DeepHashObject) for a Deployment without collisions.
+func podTemplateHash(t *corev1.PodTemplateSpec) string {
+	h := fnv.New32a()
+	printer := spew.ConfigState{Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true}
+	printer.Fprintf(h, "%#v", *t)
+	return utilrand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+}
+
+// protobufConfig copies rc to speak protobuf, as the controllers do (their decoded templates are
+// what the hash is computed over).
+func protobufConfig(rc *rest.Config) *rest.Config {
+	c := rest.CopyConfig(rc)
+	c.ContentType = "application/vnd.kubernetes.protobuf"
+	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return c
+}
+
+// podName is a ReplicaSet pod's name: <replicaset>-<5 characters>, here derived from the pod's
+// place so that a retried setup creates the same pods.
+func podName(rs string, d depSpec, j int) string {
+	const alphanums = "bcdfghjklmnpqrstvwxz2456789" // the alphabet of the controllers' names
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s/%s/%d", d.ns, d.name, j)
+	v := h.Sum32()
+	suffix := make([]byte, 5)
+	for i := range suffix {
+		suffix[i] = alphanums[v%uint32(len(alphanums))]
+		v /= uint32(len(alphanums))
+	}
+	return rs + "-" + string(suffix)
+}
+
+// createPods creates the pods of a wave's Deployments (see Direct pods), spread over the nodes of
+// each Deployment's pool: the k-th pod of a pool goes to node k mod pool size.
+func (s *setup) createPods(ctx context.Context, deps []depSpec) error {
+	var pods []*corev1.Pod
+	for _, d := range deps {
+		h := s.hashes[d.name]
+		rs := d.name + "-" + h.hash
+		nsLabels := classOf(d.nsIndex).labels
+		pool := s.pools[d.pool]
+		if len(pool) == 0 {
+			return fmt.Errorf("pool %s has no nodes", d.pool)
+		}
+		for j := 0; j < d.replicas; j++ {
+			labels := map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: h.hash}
+			for k, v := range h.template.Labels {
+				labels[k] = v
+			}
+			annotations := map[string]string{}
+			for k, v := range h.template.Annotations {
+				annotations[k] = v
+			}
+			// Pools take every other Deployment of a namespace (d.index/2 counts them in the pool).
+			k := (d.nsIndex*((s.depsPerNS+1)/2)+d.index/2)*d.replicas + j
+			p := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: podName(rs, d, j), Namespace: d.ns, Labels: labels, Annotations: annotations},
+				Spec:       *h.template.Spec.DeepCopy(),
+			}
+			p.Spec.NodeName = pool[k%len(pool)]
+			if fakecni.Captured(p, nsLabels) {
+				p.Annotations[fakecni.AnnotationRedirection] = "enabled"
+			}
+			pods = append(pods, p)
+		}
+	}
+	var done atomic.Int64
+	err := s.parallel(len(pods), func(i int) error {
+		p := pods[i]
+		err := s.create(ctx, "pod "+p.Namespace+"/"+p.Name, func() error {
+			_, err := s.cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+			return err
+		})
+		if err == nil {
+			done.Add(1)
+		}
+		return err
+	})
+	s.logf("direct pods: %d created for %d Deployments", done.Load(), len(deps))
+	return err
+}
+
+// create runs a create call, treating AlreadyExists as done and retrying what an overloaded API
+// server answers (timeouts, 429, 5xx, dropped connections) for up to five minutes.
+func (s *setup) create(ctx context.Context, what string, f func() error) error {
+	var err error
+	backoff := time.Second
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		err = f()
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		if !retriable(err) || time.Now().After(deadline) {
+			return fmt.Errorf("create %s: %w", what, err)
+		}
+		s.logf("create %s: %v; retrying in %s", what, err, backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		if backoff < 16*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+func retriable(err error) bool {
+	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, m := range []string{"context deadline exceeded", "connection reset", "connection refused", "EOF", "http2", "TLS handshake timeout", "i/o timeout"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitPods waits until the bench Deployments matching selector (all when empty) report want ready
+// replicas in all.
+func (s *setup) waitPods(ctx context.Context, selector string, want int) error {
+	sel := labelBench + "=true"
+	if selector != "" {
+		sel += "," + selector
+	}
+	last := time.Now()
+	var ready, desired int
 	err := wait.PollUntilContextTimeout(ctx, 3*time.Second, s.timeout, true, func(ctx context.Context) (bool, error) {
-		l, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+		l, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return false, nil
 		}
-		ready, want = 0, 0
+		ready, desired = 0, 0
 		for _, d := range l.Items {
-			want += int(ptr.Deref(d.Spec.Replicas, 1))
+			desired += int(ptr.Deref(d.Spec.Replicas, 1))
 			ready += int(d.Status.ReadyReplicas)
 		}
-		if time.Since(last) > 15*time.Second {
-			s.logf("pods: %d of %d ready", ready, want)
+		if time.Since(last) > 30*time.Second {
+			s.logf("pods (%s): %d of %d ready", sel, ready, want)
 			last = time.Now()
 		}
-		return want == s.res.AppPods && ready == want, nil
+		return desired == want && ready == want, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d application pods ready: %w", ready, want, err)
+		return fmt.Errorf("%d of %d pods ready (%s): %w", ready, want, sel, err)
 	}
 	return nil
 }
@@ -588,12 +938,17 @@ func (s *setup) enrolAmbient(ctx context.Context) error {
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{fakecni.AnnotationRedirection: "enabled"}}})
 	var done atomic.Int64
 	err = s.parallel(len(todo), func(i int) error {
-		_, err := s.cs.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("patch pod %s status: %w", todo[i], err)
+		err := s.create(ctx, "(patch) pod status "+todo[i].String(), func() error {
+			_, err := s.cs.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err == nil {
+			done.Add(1)
 		}
-		done.Add(1)
-		return nil
+		return err
 	})
 	s.logf("ambient: %d pods enrolled", done.Load())
 	return err

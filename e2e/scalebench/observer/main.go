@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -41,19 +42,21 @@ const UserAgent = "ambientkit-scalebench-observer"
 
 // Result is written to -out.
 type Result struct {
-	Target        string             `json:"target"`
-	WallSeconds   float64            `json:"wallSeconds"`
-	Phases        map[string]float64 `json:"phaseSeconds"`
-	VmHWMKiB      int64              `json:"vmHWMKiB"`
-	GoHeapSysMiB  float64            `json:"goHeapSysMiB"`
-	Requests      int                `json:"observationRequests"`
-	HTTPRequests  int                `json:"httpRequests"`
-	HTTPByRoute   map[string]int     `json:"httpByRoute"`
-	Skipped       []string           `json:"skipped,omitempty"`
-	Snapshot      SnapshotCounts     `json:"snapshot"`
-	Compatibility CompatCounts       `json:"compatibility"`
-	Plan          PlanCounts         `json:"plan"`
-	Error         string             `json:"error,omitempty"`
+	Target       string             `json:"target"`
+	WallSeconds  float64            `json:"wallSeconds"`
+	Phases       map[string]float64 `json:"phaseSeconds"`
+	VmHWMKiB     int64              `json:"vmHWMKiB"`
+	GoHeapSysMiB float64            `json:"goHeapSysMiB"`
+	Requests     int                `json:"observationRequests"`
+	HTTPRequests int                `json:"httpRequests"`
+	HTTPByRoute  map[string]int     `json:"httpByRoute"`
+	// Lists are the first pages of the LISTs made, in order: what the bench's floor (e2e/scalebench/floor) repeats.
+	Lists         []List         `json:"lists"`
+	Skipped       []string       `json:"skipped,omitempty"`
+	Snapshot      SnapshotCounts `json:"snapshot"`
+	Compatibility CompatCounts   `json:"compatibility"`
+	Plan          PlanCounts     `json:"plan"`
+	Error         string         `json:"error,omitempty"`
 }
 
 // SnapshotCounts say how much the observation saw.
@@ -83,18 +86,30 @@ type PlanCounts struct {
 	Blocked      string `json:",omitempty"`
 }
 
+// List is the first page of one LIST request.
+type List struct {
+	Path   string `json:"path"`
+	Query  string `json:"query"`
+	Accept string `json:"accept"`
+}
+
 type counter struct {
 	mu      sync.Mutex
 	n       int
 	byRoute map[string]int
+	lists   []List
 	next    http.RoundTripper
 }
 
 func (c *counter) RoundTrip(r *http.Request) (*http.Response, error) {
 	route := r.Method + " " + r.URL.Path
+	q := r.URL.Query()
 	c.mu.Lock()
 	c.n++
 	c.byRoute[route]++
+	if r.Method == http.MethodGet && (q.Has("limit") || q.Get("watch") == "true" || q.Get("watch") == "1") && !q.Has("continue") {
+		c.lists = append(c.lists, List{Path: r.URL.Path, Query: r.URL.RawQuery, Accept: r.Header.Get("Accept")})
+	}
 	c.mu.Unlock()
 	return c.next.RoundTrip(r)
 }
@@ -105,9 +120,26 @@ func main() {
 	out := flag.String("out", "", "write the result as JSON here (default stdout)")
 	waive := flag.String("waive", "", "extra comma-separated waivable codes to accept")
 	waiveAll := flag.Bool("waive-waivable", true, "waive every waivable finding the compatibility check reports, so the plan is runnable")
-	pageSize := flag.Int64("page-size", 0, "observe.Options.PageSize (0: the default)")
+	var lv levers
+	flag.Int64Var(&lv.pageSize, "page-size", 0, "observe.Options.PageSize (0: the default)")
+	flag.IntVar(&lv.parallel, "parallel", 0, "observe.Options.Parallel (0: the default)")
+	flag.BoolVar(&lv.watchList, "watch-list", false, "observe.Options.WatchList, with a client.NewWithWatch client")
+	flag.StringVar(&lv.contentType, "content-type", "protobuf", "what built-in kinds are read as: protobuf or json")
+	flag.BoolVar(&lv.compression, "compression", true, "accept gzip-compressed responses (rest.Config.DisableCompression false)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
-	res, err := run(*kubeconfig, *target, *waive, *waiveAll, *pageSize)
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "observer:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, err := run(*kubeconfig, *target, *waive, *waiveAll, lv)
 	if err != nil {
 		res.Error = err.Error()
 	}
@@ -115,16 +147,27 @@ func main() {
 	if *out == "" {
 		fmt.Println(string(b))
 	} else if werr := os.WriteFile(*out, b, 0o644); werr != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "observer:", werr)
 		os.Exit(1)
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "observer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Result, error) {
+// levers are the observation choices the bench compares.
+type levers struct {
+	pageSize    int64
+	parallel    int
+	watchList   bool
+	contentType string
+	compression bool
+}
+
+func run(kubeconfig, targetS, waive string, waiveAll bool, lv levers) (*Result, error) {
 	t0 := time.Now()
 	res := &Result{Target: targetS, Phases: map[string]float64{}}
 	phase := func(name string, since time.Time) { res.Phases[name] = time.Since(since).Seconds() }
@@ -145,9 +188,18 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Res
 	}
 	// Protobuf for built-in kinds (controller-runtime sends JSON for unstructured custom resources
 	// whatever this says). QPS as istioctl sets it, so neither side is throttled differently.
-	rc.ContentType = "application/vnd.kubernetes.protobuf"
-	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	switch lv.contentType {
+	case "protobuf":
+		rc.ContentType = "application/vnd.kubernetes.protobuf"
+		rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	case "json":
+		rc.ContentType = "application/json"
+		rc.AcceptContentTypes = "application/json"
+	default:
+		return res, fmt.Errorf("-content-type %q: want protobuf or json", lv.contentType)
+	}
 	rc.QPS, rc.Burst = 50, 100
+	rc.DisableCompression = !lv.compression
 	rc.UserAgent = UserAgent
 	cnt := &counter{byRoute: map[string]int{}}
 	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { cnt.next = rt; return cnt }
@@ -155,11 +207,12 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Res
 		cnt.mu.Lock()
 		res.HTTPRequests = cnt.n
 		res.HTTPByRoute = cnt.byRoute
+		res.Lists = cnt.lists
 		cnt.mu.Unlock()
 	}()
 
 	t := time.Now()
-	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
+	c, err := client.NewWithWatch(rc, client.Options{Scheme: observe.Scheme()})
 	if err != nil {
 		return res, err
 	}
@@ -171,7 +224,7 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, pageSize int64) (*Res
 
 	t = time.Now()
 	ctx := context.Background()
-	snap, err := observe.Live(ctx, c, observe.Options{ServerVersion: dc, PageSize: pageSize})
+	snap, err := observe.Live(ctx, c, observe.Options{ServerVersion: dc, PageSize: lv.pageSize, Parallel: lv.parallel, WatchList: lv.watchList})
 	phase("observe", t)
 	if err != nil {
 		return res, err

@@ -65,20 +65,24 @@ type Cluster struct {
 	Config *rest.Config
 	Client client.Client
 	dc     discovery.DiscoveryInterface
+	// watchList makes Observe stream kinds with watch-lists (observe.Options.WatchList): the
+	// observe-only connection, whose reader also watches.
+	watchList bool
 }
 
 // Observe observes the live mesh.
 func (c *Cluster) Observe(ctx context.Context) (*mesh.Snapshot, error) {
-	return observe.Live(ctx, c.Client, observe.Options{ServerVersion: c.dc})
+	return observe.Live(ctx, c.Client, observe.Options{ServerVersion: c.dc, WatchList: c.watchList})
 }
 
 // Connect connects to the cluster of --kubeconfig and --context (the usual kubeconfig rules when
 // neither is set).
 func (s *Source) Connect() (*Cluster, error) { return s.connect(false) }
 
-// connect connects; protobuf makes the client read built-in kinds as protobuf (smaller, faster
-// pages), for programs that only observe.
-func (s *Source) connect(protobuf bool) (*Cluster, error) {
+// connect connects; observeOnly makes the client read built-in kinds as protobuf and stream them
+// with watch-lists (the scale bench's fastest and leanest observation; a server or RBAC that refuses
+// watch-lists is listed in pages), for programs that only observe.
+func (s *Source) connect(observeOnly bool) (*Cluster, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
 		&clientcmd.ConfigOverrides{CurrentContext: s.Context}).ClientConfig()
@@ -88,12 +92,14 @@ func (s *Source) connect(protobuf bool) (*Cluster, error) {
 	if cfg.QPS == 0 { // kubectl's defaults, not client-go's 5 a second: a plan has thousands of calls
 		cfg.QPS, cfg.Burst = 50, 300
 	}
-	ccfg := cfg
-	if protobuf {
-		ccfg = rest.CopyConfig(cfg)
+	var c client.Client
+	if observeOnly {
+		ccfg := rest.CopyConfig(cfg)
 		ccfg.ContentType = "application/vnd.kubernetes.protobuf"
+		c, err = client.NewWithWatch(ccfg, client.Options{Scheme: observe.Scheme()})
+	} else {
+		c, err = client.New(cfg, client.Options{Scheme: observe.Scheme()})
 	}
-	c, err := client.New(ccfg, client.Options{Scheme: observe.Scheme()})
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +107,7 @@ func (s *Source) connect(protobuf bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Config: cfg, Client: c, dc: dc}, nil
+	return &Cluster{Config: cfg, Client: c, dc: dc, watchList: observeOnly}, nil
 }
 
 // Observe returns the snapshot: live when --kubeconfig or --context is set, offline with --from-dir,

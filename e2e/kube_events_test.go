@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -35,6 +36,7 @@ func checkRunEvents(ctx context.Context, t *testing.T, planHash string, steps in
 	count := map[string]int{} // occurrences by reason, series included
 	objects, withUID := 0, 0
 	var killed *eventsv1.Event
+	var byTime []*eventsv1.Event
 	for i := range l.Items {
 		e := &l.Items[i]
 		if e.ReportingController != execute.EventsController {
@@ -47,10 +49,10 @@ func checkRunEvents(ctx context.Context, t *testing.T, planHash string, steps in
 		if e.Regarding.UID != "" {
 			withUID++
 		}
-		// The executor saves the journal before it reports a finished step: from then on Events name its UID.
-		if (e.Regarding.UID != "" || e.Reason == string(execute.EventStepFinished)) && e.Regarding.UID != cm.UID {
+		if e.Regarding.UID != "" && e.Regarding.UID != cm.UID {
 			t.Errorf("Event %s (%s) regards UID %q, the journal is %s", e.Name, e.Reason, e.Regarding.UID, cm.UID)
 		}
+		byTime = append(byTime, e)
 		n := 1
 		if e.Series != nil {
 			n = int(e.Series.Count)
@@ -59,6 +61,23 @@ func checkRunEvents(ctx context.Context, t *testing.T, planHash string, steps in
 		if e.Reason == string(execute.EventStepStarted) && strings.HasPrefix(e.Note, "[") && strings.Contains(e.Note, "] "+killedStep+": ") {
 			killed = e
 		}
+	}
+	// Steps that a repetition would find done write their completion with the journal's next write,
+	// so the first Events may come before the journal exists; once an Event names its UID, every
+	// later one does.
+	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].EventTime.Before(&byTime[j].EventTime) })
+	var named *eventsv1.Event
+	for _, e := range byTime {
+		switch {
+		case e.Regarding.UID != "" && named == nil:
+			named = e
+		case e.Regarding.UID == "" && named != nil && e.EventTime.After(named.EventTime.Time):
+			t.Errorf("Event %s (%s) at %s regards no UID, though Event %s at %s named the journal's", e.Name, e.Reason,
+				e.EventTime.Format(time.RFC3339Nano), named.Name, named.EventTime.Format(time.RFC3339Nano))
+		}
+	}
+	if named == nil {
+		t.Errorf("no Event names the journal's UID %s", cm.UID)
 	}
 	var reasons []string
 	for r, n := range count {

@@ -14,7 +14,7 @@
 #   EXECUTOR_BENCH_LOCK=/tmp/ak/e2e.lock bash hack/executor-bench.sh   # builds first, locks only for the cluster
 #   BENCH_NODES=100 BENCH_PODS=500 BENCH_NAMESPACES=20 bash hack/executor-bench.sh
 #
-# Environment: BENCH_NODES (1000), BENCH_NAMESPACES (200), BENCH_PODS (5000), BENCH_BATCH (10 nodes
+# Environment: BENCH_NODES (1000), BENCH_NAMESPACES (200), BENCH_PODS (5000, rounded down to 4 Deployments per namespace), BENCH_BATCH (10 nodes
 # per batch), BENCH_GREEN (10 green nodes per pool), BENCH_TARGET (1.30.4), BENCH_STRATEGIES
 # ("node-by-node blue-green"), BENCH_POLL (500ms), BENCH_SETTLE (1s per health gate), BENCH_RUN_DIR
 # (default a new folder under $TMPDIR; kept: logs, plans, events, reports), BENCH_KEEP_CLUSTER=1,
@@ -114,8 +114,11 @@ esac
 
 # --- setup: the scale bench's mesh -----------------------------------------------------------------
 t=$SECONDS
+# The scale bench's setup makes 4 Deployments per namespace; their replicas bring the pods near PODS.
+replicas=$(( PODS / (NAMESPACES * 4) ))
+[ "$replicas" -ge 1 ] || replicas=1
 "$run/bin/scalebench" setup -kubeconfig "$run/kubeconfig" -out "$run/setup" -nodes "$NODES" -namespaces "$NAMESPACES" \
-  -pods "$PODS" -waypoints 0 >"$run/setup.log" 2>&1 || { tail -n 20 "$run/setup.log" >&2; exit 1; }
+  -deployments-per-namespace 4 -replicas "$replicas" -waypoints 0 >"$run/setup.log" 2>&1 || { tail -n 20 "$run/setup.log" >&2; exit 1; }
 setup_s=$((SECONDS - t))
 log "setup done in ${setup_s}s"
 

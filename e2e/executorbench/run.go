@@ -185,6 +185,11 @@ func run(o runOpts) error {
 	if err != nil {
 		return err
 	}
+	// Charts at the running version stay reachable as chart@version: pinning blue and widening
+	// istiod's trust upgrade those releases at the version they run.
+	for chart, dir := range paths {
+		paths[chart+"@"+harness.IstioVersion] = dir
+	}
 	paths["ztunnel"] = next["ztunnel"]
 	snap, err := live(ctx)
 	if err != nil {
@@ -262,7 +267,11 @@ func run(o runOpts) error {
 		return fmt.Errorf("add green nodes: %w", greenErr)
 	}
 	if err != nil {
-		return fmt.Errorf("apply (%d steps reached): %w", len(res.Steps), err)
+		reached := 0
+		if res != nil {
+			reached = len(res.Steps)
+		}
+		return fmt.Errorf("apply (%d steps reached): %w", reached, err)
 	}
 	rep := att.report(o.strategy, p, before, counter.snapshot(), cpu, wall)
 	b, _ := json.MarshalIndent(rep, "", "  ")

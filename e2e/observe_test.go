@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -430,7 +431,7 @@ func kubectl(t *testing.T) string {
 	}
 	p, err := exec.LookPath("kubectl")
 	if err != nil {
-		t.Skipf("no kubectl: E2E_BIN_DIR is unset and kubectl is not on PATH (%v)", err)
+		skipUnlessCI(t, fmt.Sprintf("no kubectl: E2E_BIN_DIR is unset and kubectl is not on PATH (%v)", err))
 	}
 	return p
 }

@@ -183,7 +183,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 				tc.mutate(s)
 				s.Normalize()
 			}
-			got, err := ambient.ComputeCompatibility(s, tc.opts)
+			got, err := ambient.CompatibilityReport(s, tc.opts)
 			if err != nil {
 				t.Fatalf("ComputeCompatibility: %v", err)
 			}
@@ -218,7 +218,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 
 func TestHealthyMeshIsCompatibleWithNextMinor(t *testing.T) {
 	s := meshtest.Healthy("1.30.3", 6)
-	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{Target: mesh.MustParseVersion("1.31.4"), Today: today})
+	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{Target: mesh.MustParseVersion("1.31.4"), Today: today})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestNodeAndComponentVerdictsCarryTheirCodes(t *testing.T) {
 	s := meshtest.Healthy("1.30.3", 4)
 	s.Ztunnels[0].Pods[0].Ready = false
 	meshtest.SetCNI(s, "1.31.0")
-	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{})
+	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestWaiversApplyOnlyToWaivableFindings(t *testing.T) {
 	s.Namespaces[1].Labels[mesh.LabelRev] = "gone"
 	meshtest.SetCNI(s, "1.31.0")
 	s.Normalize()
-	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{Waive: []plan.Code{plan.CodeNamespaceRevMissing, plan.CodeCNIAhead}})
+	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{Waive: []plan.Code{plan.CodeNamespaceRevMissing, plan.CodeCNIAhead}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestBadInputIsAnErrorNamingTheFix(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ambient.ComputeCompatibility(tc.snap, tc.opts)
+			_, err := ambient.CompatibilityReport(tc.snap, tc.opts)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -328,9 +328,9 @@ func TestComputeCompatibilityIsDeterministic(t *testing.T) {
 	meshtest.SetCNI(s, "1.28.3")
 	s.Ztunnels[0].Pods[3].Ready = false
 	opts := ambient.CompatibilityOptions{Target: mesh.MustParseVersion("1.31.4"), Today: today}
-	a, _ := ambient.ComputeCompatibility(s, opts)
+	a, _ := ambient.CompatibilityReport(s, opts)
 	for i := 0; i < 20; i++ {
-		b, _ := ambient.ComputeCompatibility(s, opts)
+		b, _ := ambient.CompatibilityReport(s, opts)
 		if strings.Join(codesOf(a), ",") != strings.Join(codesOf(b), ",") {
 			t.Fatalf("findings differ between runs:\n%v\n%v", codesOf(a), codesOf(b))
 		}
@@ -361,7 +361,7 @@ func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
 			h.Inferred, h.Revision, h.Status, h.Values = true, 0, "", nil
 		}
 	}
-	c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{})
+	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +448,7 @@ func TestAnEstimateThatDecidesAFindingSaysSo(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(s)
 			}
-			c, err := ambient.ComputeCompatibility(s, tc.opts)
+			c, err := ambient.CompatibilityReport(s, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -515,7 +515,7 @@ func TestARunningVersionTheIndexNoLongerServesIsStillKnown(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ambient.ComputeCompatibility(meshtest.Healthy(tc.version, 2), ambient.CompatibilityOptions{Releases: data})
+			c, err := ambient.CompatibilityReport(meshtest.Healthy(tc.version, 2), ambient.CompatibilityOptions{Releases: data})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
@@ -31,7 +32,10 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", ErrInvalidOptions)
 	}
-	s = mesh.Normalized(s)
+	s, err := mesh.Normalized(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	data := opts.Releases
 	if data == nil {
 		data = releases.Default()
@@ -69,7 +73,7 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		if len(hops) > 1 {
 			prefix = hop.String() + "/"
 		}
-		comp, err := ComputeCompatibility(cur, CompatibilityOptions{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive})
+		comp, err := compat.Compute(cur, compat.Options{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive})
 		if err != nil {
 			return nil, err
 		}
@@ -99,52 +103,14 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		// that list is an estimate (a lower bound), say so.
 		for _, hop := range hops[:len(hops)-1] {
 			m, _ := data.Minor(hop)
-			p.Findings = append(p.Findings, estimates(m, "hop "+hop.String(), releases.FieldPatches)...)
+			p.Findings = append(p.Findings, compat.Estimates(m, "hop "+hop.String(), releases.FieldPatches)...)
 		}
 		p.Findings = append(p.Findings, plan.Finding{Code: plan.CodeUpgradeChained, Severity: plan.Info,
 			Object:  mesh.ObjectRef{Kind: "Cluster", Name: "kubernetes"},
 			Message: fmt.Sprintf("the upgrade is chained through %s: CNI and ztunnel may not run beside a control plane two minors newer", hopList(hops[:len(hops)-1])),
 			Remedy:  "each hop is complete and verified before the next starts"})
 	}
-	p.Findings = onceEach(p.Findings)
-	for i := range p.Findings {
-		if p.Findings[i].Severity == plan.Waivable && steps.Contains(opts.Waive, p.Findings[i].Code) {
-			p.Findings[i].Waived = true
-		}
-	}
-	plan.SortFindings(p.Findings)
-	if hasBlocking(p.Findings) {
-		stop := plan.Stopping(p.Findings)
-		p.Steps = nil
-		if err := p.Validate(); err != nil {
-			return nil, err
-		}
-		var codes []string
-		for _, f := range stop {
-			codes = append(codes, string(f.Code))
-		}
-		return p, fmt.Errorf("%w: %s", ErrBlocked, strings.Join(uniqueStrings(codes), ", "))
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
-	}
-	return p, nil
-}
-
-// onceEach keeps the first of equal findings (code, object, component and message): a chained plan's
-// hops find the same things again (a budget that blocks a drain, a component without a Helm release).
-func onceEach(fs []plan.Finding) []plan.Finding {
-	seen := map[string]bool{}
-	out := fs[:0]
-	for _, f := range fs {
-		k := string(f.Code) + "|" + f.Object.String() + "|" + f.Component + "|" + f.Message
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, f)
-	}
-	return out
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive})
 }
 
 // hasBlocking reports whether a finding of blocking severity is present: those stop planning. Unwaived
@@ -338,7 +304,7 @@ func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string,
 		for _, r := range s.Revisions {
 			old = append(old, r.Name)
 		}
-		err := tags.PlanMoves(b, s, withRevision(s, newRev, target), tags.MovesOptions{To: newRev, From: old, Order: u.opts.TagOrder,
+		err := tags.AddMoves(b, s, withRevision(s, newRev, target), old, newRev, tags.MoveOptions{Order: u.opts.TagOrder,
 			SkipRestart: u.opts.SkipRestart, BatchSize: u.opts.RestartBatchSize, IDPrefix: prefix})
 		if err != nil {
 			return nil, err

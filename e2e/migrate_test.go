@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/features"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
@@ -301,7 +302,7 @@ func migrationPlan(ctx context.Context, t *testing.T, r *migrateRun, run string)
 // Lease in the test's own namespace; its probe asks whether the namespace's Deployments are ready.
 func migrationExecutor(t *testing.T, r *migrateRun, run string, observer ...func(execute.Event)) *execute.Executor {
 	t.Helper()
-	e, err := execute.New(h.Client, execute.Options{
+	e, err := execute.New(h.Client, execute.Options{Gates: ambient.Gates(),
 		Snapshot: func(ctx context.Context) (*mesh.Snapshot, error) {
 			return observe.Live(ctx, h.Client, observe.Options{ServerVersion: h.Clientset.Discovery()})
 		},

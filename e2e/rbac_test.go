@@ -41,6 +41,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
@@ -98,7 +99,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 	lp.extra.Merge(execute.KubernetesEventsPermissions(execute.KubernetesEventsOptions{PlanHash: hash, Namespace: harness.IstioNamespace}))
 	// The executor the apply processes make (e2e/internal/upgrade): the default namespace, journal
 	// and backup store.
-	ex, err := execute.New(h.Client, execute.Options{Snapshot: func(context.Context) (*mesh.Snapshot, error) { return snap, nil }, Permissions: lp.extra})
+	ex, err := execute.New(h.Client, execute.Options{Gates: ambient.Gates(), Snapshot: func(context.Context) (*mesh.Snapshot, error) { return snap, nil }, Permissions: lp.extra})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 // executor is an executor as the ServiceAccount, with the options the apply processes use.
 func (lp *leastPrivilege) executor(t *testing.T) *execute.Executor {
 	t.Helper()
-	ex, err := execute.New(lp.client, execute.Options{
+	ex, err := execute.New(lp.client, execute.Options{Gates: ambient.Gates(),
 		Snapshot: func(ctx context.Context) (*mesh.Snapshot, error) {
 			return observe.Live(ctx, lp.client, observe.Options{ServerVersion: lp.discovery})
 		},

@@ -1,20 +1,22 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/releases"
 )
 
 // ErrBlocked is returned, with the plan, when findings stop the migration: the plan holds them (and
-// no steps), so callers can still render why.
-var ErrBlocked = errors.New("migration blocked by findings")
+// no steps), so callers can still render why. It is plan.ErrBlocked, which every primitive wraps.
+var ErrBlocked = plan.ErrBlocked
 
 // Defaults of MigrateOptions fields left zero.
 const (
@@ -56,6 +58,11 @@ type MigrateOptions struct {
 	// RootNamespace and Waive are as in ReadinessOptions.
 	RootNamespace string
 	Waive         []plan.Code
+	// Releases is the release data of the compatibility gate; nil means releases.Default().
+	Releases *releases.Data
+	// Today is the date the gate judges end of life at (planners read no clock); zero skips those
+	// rules, which an info finding says.
+	Today time.Time
 	// Probe names the caller's health probe asked at the end of the plan; "" means DefaultProbe.
 	Probe string
 	// SettleSeconds is how long the final health gate waits before asking; 0 means 60.
@@ -95,8 +102,17 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (
 	if s == nil {
 		return nil, fmt.Errorf("%w: the snapshot is nil; observe the cluster first (observe.Live or observe.Dir)", ErrInvalidInput)
 	}
-	s = mesh.Normalized(s)
+	s, err := mesh.Normalized(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
 	if err := opts.validate(namespace); err != nil {
+		return nil, err
+	}
+	// The compatibility gate of the mesh as it runs, as every primitive runs it; the plan's first
+	// step re-runs it at apply time.
+	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
+	if err != nil {
 		return nil, err
 	}
 	m := &migration{s: s, ns: namespace, opts: opts}
@@ -122,22 +138,24 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (
 		Fingerprint: s.Fingerprint(),
 		Options:     opts.echo(namespace),
 	})
-	p.Findings = append([]plan.Finding(nil), r.Findings...)
+	for _, f := range gate.Findings {
+		if f.Code == plan.CodeNamespaceInjectionConflict && f.Object == (mesh.ObjectRef{Kind: "Namespace", Name: namespace}) {
+			f.Resolve("the migration removes the namespace's injection labels once it is captured")
+		}
+		p.Findings = append(p.Findings, f)
+	}
+	p.Findings = append(p.Findings, r.Findings...)
 	m.p = p
-	if blocking(p.Findings) {
-		return m.blocked()
+	if !blocking(p.Findings) {
+		if err := m.choose(); err != nil {
+			return nil, err
+		}
+		m.workloadFindings()
+		p.Steps = append(p.Steps, compat.PrecheckStep(m.id(""), mesh.Version{}, ""))
+		m.build(nsObj)
+		m.resolveFindings()
 	}
-	if err := m.choose(); err != nil {
-		return nil, err
-	}
-	m.workloadFindings()
-	m.build(nsObj)
-	m.resolveFindings()
-	plan.SortFindings(p.Findings)
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
-	}
-	return p, nil
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "namespace " + namespace})
 }
 
 func (o MigrateOptions) validate(ns string) error {
@@ -238,23 +256,6 @@ func blocking(fs []plan.Finding) bool {
 		}
 	}
 	return false
-}
-
-func (m *migration) blocked() (*plan.Plan, error) {
-	plan.SortFindings(m.p.Findings)
-	var codes []string
-	seen := map[plan.Code]bool{}
-	for _, f := range m.p.Findings {
-		if f.Severity == plan.Blocking && !seen[f.Code] {
-			seen[f.Code] = true
-			codes = append(codes, string(f.Code))
-		}
-	}
-	sort.Strings(codes)
-	if err := m.p.Validate(); err != nil {
-		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
-	}
-	return m.p, fmt.Errorf("%w: namespace %s: %s", ErrBlocked, m.ns, strings.Join(codes, ", "))
 }
 
 func (m *migration) id(parts ...string) string {
@@ -496,8 +497,7 @@ func (m *migration) resolveFindings() {
 			}
 		}
 		if how != "" && classes[f.Object] != PrincipalsMoveToWaypoint {
-			f.Severity = plan.Info
-			f.Message += "; the plan resolves it: " + how
+			f.Resolve(how)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,6 +28,7 @@ func checkoutOptions() migrate.MigrateOptions {
 			ref("VirtualService", "checkout", "web")},
 		Delete:     []mesh.ObjectRef{ref("DestinationRule", "checkout", "web")},
 		BackupFile: "/var/backups/ambientkit/checkout.json",
+		Today:      time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC),
 	}
 }
 
@@ -42,7 +44,7 @@ func TestMigrateNamespaceGolden(t *testing.T) {
 	}{
 		{
 			name: "checkout-with-waypoint", namespace: "checkout", opts: checkoutOptions(),
-			wantSteps: []string{"waypoint", "waypoint/programmed", "apply/authorizationpolicy/no-delete-waypoint",
+			wantSteps: []string{"prechecks", "waypoint", "waypoint/programmed", "apply/authorizationpolicy/no-delete-waypoint",
 				"apply/authorizationpolicy/web-get-waypoint", "apply/httproute/web", "use-waypoint", "dataplane-mode", "injection", "restart",
 				"backup", "delete/authorizationpolicy/web-get", "delete/authorizationpolicy/no-delete", "delete/destinationrule/web",
 				"delete/virtualservice/web", "validate", "health"},
@@ -50,7 +52,7 @@ func TestMigrateNamespaceGolden(t *testing.T) {
 		{
 			name: "billing-without-waypoint", namespace: "billing",
 			opts:      migrate.MigrateOptions{BackupFile: "/var/backups/ambientkit/billing.json", BatchSize: 2},
-			wantSteps: []string{"dataplane-mode", "injection", "restart", "backup", "validate", "health"},
+			wantSteps: []string{"prechecks", "dataplane-mode", "injection", "restart", "backup", "validate", "health"},
 		},
 	}
 	for _, tc := range tests {

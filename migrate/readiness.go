@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,7 +16,7 @@ const ReportKind = "MigrationReadiness"
 
 // ErrInvalidInput is wrapped by errors about Readiness and LintTelemetry arguments: no snapshot, no
 // namespace, a waypoint without a name.
-var ErrInvalidInput = errors.New("invalid migration input")
+var ErrInvalidInput = plan.ErrInvalidOptions
 
 // ReadinessOptions tune Readiness. The zero value is ready to use.
 type ReadinessOptions struct {

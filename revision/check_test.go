@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -89,7 +91,7 @@ func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
 			s := meshtest.Healthy("1.30.3", 2)
 			tc.mutate(s)
 			s.Normalize()
-			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeTagSplit, plan.CodeTagRevisionMissing)
+			got := findingsOf(gate(s), plan.CodeTagSplit, plan.CodeTagRevisionMissing)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}
@@ -148,7 +150,7 @@ func TestATagWithoutIstiodNamesEverythingThatFollowsIt(t *testing.T) {
 			s := meshtest.Healthy("1.30.3", 2)
 			tc.mutate(s)
 			s.Normalize()
-			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeTagRevisionMissing)
+			got := findingsOf(gate(s), plan.CodeTagRevisionMissing)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}
@@ -194,7 +196,7 @@ func TestAGatewayTwoRevisionsClaimIsBlocking(t *testing.T) {
 			tc.mutate(s)
 			s.Normalize()
 			s.ResolveGatewayOwners()
-			got := findingsOf(revision.Check(s, revision.CheckOptions{}), plan.CodeGatewayClaimedTwice)
+			got := findingsOf(gate(s), plan.CodeGatewayClaimedTwice)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}
@@ -249,4 +251,10 @@ func TestWhatUsesTheRevisionsWaypointRefersToIt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gate runs the compatibility gate of the mesh as it runs (the rules these tests pin live in package compat).
+func gate(s *mesh.Snapshot) []plan.Finding {
+	r, _ := compat.Compute(s, compat.Options{})
+	return r.Findings
 }

@@ -31,7 +31,7 @@ func References(s *mesh.Snapshot, rev string) []Reference {
 	for _, t := range s.Tags {
 		switch w, hasWebhook := t.WebhookPointsAt(); {
 		case !t.Split() && t.PointsAt(rev):
-			add(tagRef(t), "tag %q points at it", t.Name)
+			add(t.Ref(), "tag %q points at it", t.Name)
 		case hasWebhook && w == rev:
 			add(t.WebhookRef(), "tag %q points at it through its webhook configuration (its Service points elsewhere)", t.Name)
 		case t.PointsAt(rev):

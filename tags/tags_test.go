@@ -60,24 +60,25 @@ func TestOrderPutsLowRiskFirstAndDefaultLast(t *testing.T) {
 	}
 }
 
-func TestMoveTagRefusals(t *testing.T) {
+func TestWhatAMoveCannotDoIsAFindingWithItsCode(t *testing.T) {
 	tests := []struct {
-		name   string
-		mutate func(*mesh.Snapshot)
-		tag    string
-		rev    string
-		want   error
+		name    string
+		mutate  func(*mesh.Snapshot)
+		tag     string
+		rev     string
+		want    plan.Code
+		blocked bool
 	}{
-		{"an unknown tag is refused", nil, "nope", "1-31-4", tags.ErrUnknownTag},
-		{"a revision that does not exist is refused", nil, "prod", "1-99-0", tags.ErrRevisionNotReady},
-		{"a revision that is not ready is refused", func(s *mesh.Snapshot) { s.Revisions[1].ReadyReplicas = 0 }, "prod", "1-31-4", tags.ErrRevisionNotReady},
-		{"a tag named like a revision is refused", func(s *mesh.Snapshot) {
+		{"an unknown tag is blocking", nil, "nope", "1-31-4", plan.CodeTagUnknown, true},
+		{"a revision that does not exist is blocking", nil, "prod", "1-99-0", plan.CodeTagTargetNotReady, true},
+		{"a revision that is not ready is blocking", func(s *mesh.Snapshot) { s.Revisions[1].ReadyReplicas = 0 }, "prod", "1-31-4", plan.CodeTagTargetNotReady, true},
+		{"a tag named like a revision is blocking", func(s *mesh.Snapshot) {
 			s.Tags = append(s.Tags, mesh.Tag{Name: "1-30-3", Revision: "1-30-3"})
-		}, "1-30-3", "1-31-4", tags.ErrTagIsRevision},
-		{"a move to where the tag points is refused", nil, "prod", "1-30-3", tags.ErrNothingToMove},
-		{"a default move while another injector selects istio-injection=enabled is refused", func(s *mesh.Snapshot) {
+		}, "1-30-3", "1-31-4", plan.CodeTagNamedLikeRevision, true},
+		{"a move to where the tag points is an info finding and a plan with nothing to move", nil, "prod", "1-30-3", plan.CodeTagAlreadyThere, false},
+		{"a default move while another injector selects istio-injection=enabled is blocking", func(s *mesh.Snapshot) {
 			s.Injectors = append(s.Injectors, mesh.Injector{Name: "istio-sidecar-injector", Revision: "default", Selects: []string{"istio-injection=enabled"}})
-		}, "default", "1-31-4", tags.ErrInjectorOverlap},
+		}, "default", "1-31-4", plan.CodeTagInjectorOverlap, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,8 +88,25 @@ func TestMoveTagRefusals(t *testing.T) {
 				s.Normalize()
 			}
 			p, err := tags.MoveTag(s, tc.tag, tc.rev, tags.MoveOptions{})
-			if !errors.Is(err, tc.want) || p != nil {
-				t.Fatalf("err = %v, want %v and no plan", err, tc.want)
+			if p == nil {
+				t.Fatalf("no plan (err %v); a move the mesh forbids is a plan with findings", err)
+			}
+			if got := errors.Is(err, plan.ErrBlocked); got != tc.blocked {
+				t.Fatalf("err = %v; blocked = %v, want %v", err, got, tc.blocked)
+			}
+			var codes []plan.Code
+			for _, f := range p.Findings {
+				if f.Code == tc.want && f.Details["tag"] == tc.tag {
+					codes = append(codes, f.Code)
+				}
+			}
+			if len(codes) != 1 {
+				t.Fatalf("findings %v, want one %s naming tag %s", p.Findings, tc.want, tc.tag)
+			}
+			for _, st := range p.Steps {
+				if st.MoveTag != nil {
+					t.Errorf("step %s moves a tag; want no move", st.ID)
+				}
 			}
 		})
 	}
@@ -103,18 +121,18 @@ func TestMoveTagPlansMoveRestartGateAndRollback(t *testing.T) {
 	for _, s := range p.Steps {
 		ids = append(ids, s.ID)
 	}
-	if d := cmp.Diff([]string{"tags/prod/move", "tags/prod/restart", "tags/prod/health"}, ids); d != "" {
+	if d := cmp.Diff([]string{"prechecks", "tags/prod/move", "tags/prod/restart", "tags/prod/health"}, ids); d != "" {
 		t.Fatalf("steps (-want +got):\n%s", d)
 	}
-	move := p.Steps[0]
+	move := p.Steps[1]
 	if move.MoveTag.From != "1-30-3" || move.Rollback == nil || move.Rollback.MoveTag.To != "1-30-3" {
 		t.Errorf("the move must roll back to the old revision: %+v", move)
 	}
 	if len(move.MoveTag.Objects) != 2 {
 		t.Errorf("from 1.28 a tag is a webhook configuration and a Service, got %d objects", len(move.MoveTag.Objects))
 	}
-	if p.Steps[1].Restart.BatchSize != 2 || len(p.Steps[1].Restart.Workloads) != 1 {
-		t.Errorf("restart = %+v", p.Steps[1].Restart)
+	if p.Steps[2].Restart.BatchSize != 2 || len(p.Steps[2].Restart.Workloads) != 1 {
+		t.Errorf("restart = %+v", p.Steps[2].Restart)
 	}
 	skip, _ := tags.MoveTag(canary(), "prod", "1-31-4", tags.MoveOptions{SkipRestart: true})
 	for _, s := range skip.Steps {
@@ -161,8 +179,12 @@ func TestASplitTagMovesEvenWhenItsWebhookPointsAtTheRevision(t *testing.T) {
 	if err != nil {
 		t.Fatalf("MoveTag: %v", err)
 	}
+	move, ok := p.Step("tags/prod/move")
+	if !ok {
+		t.Fatalf("no move step in %v", p.Steps)
+	}
 	var kinds []string
-	for _, o := range p.Steps[0].MoveTag.Objects {
+	for _, o := range move.MoveTag.Objects {
 		kinds = append(kinds, o["kind"].(string))
 	}
 	if d := cmp.Diff([]string{"MutatingWebhookConfiguration", "Service"}, kinds); d != "" {

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/releases"
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
@@ -185,26 +187,37 @@ type BlueGreenOptions struct {
 	Probe string
 	// Waive lists waivable finding codes the caller accepts.
 	Waive []plan.Code
+	// Releases is the release data of the compatibility gate; nil means releases.Default().
+	Releases *releases.Data
+	// Today is the date the gate judges end of life at (planners read no clock); zero skips those
+	// rules, which an info finding says.
+	Today time.Time
 }
 
 // BlueGreenZtunnel plans replacing the running ztunnel with a second one on other nodes, as one
-// operation (see BlueGreen). It is pure: the snapshot is not changed. Bad options and a mesh it
-// cannot work on (no ztunnel or two, a chart older than 1.25.1 for green, nodes that do not exist)
-// return an error wrapping plan.ErrInvalidOptions and no plan. Blocking findings (green ahead of the
-// control plane, a namespace istiod would not discover, a node already running two ztunnels) return
-// the plan with them, no steps, and an error wrapping plan.ErrBlocked.
+// operation (see BlueGreen). It runs the compatibility gate of the mesh as it runs (package compat)
+// first, as every primitive does, and its plan opens with the step that re-runs the gate at apply
+// time. It is pure: the snapshot is not changed.
+//
+// The contract is every primitive's (plan.Finalize): bad options and a mesh it cannot work on (no
+// ztunnel or two, a chart older than 1.25.1 for green, nodes that do not exist) return an error
+// wrapping plan.ErrInvalidOptions and no plan; blocking findings (the gate's, green ahead of the
+// control plane, a namespace istiod would not discover, a node already running two ztunnels)
+// return the plan with them, no steps, and an error wrapping plan.ErrBlocked; unwaived waivable
+// findings leave plan.Runnable false.
 func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", plan.ErrInvalidOptions)
 	}
-	s = mesh.Normalized(s)
+	s, err := mesh.Normalized(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", plan.ErrInvalidOptions, err)
+	}
 	if opts.Target.IsZero() {
 		return nil, fmt.Errorf("%w: the green ztunnel's version (Target) is required", plan.ErrInvalidOptions)
 	}
-	for _, c := range opts.Waive {
-		if !plan.KnownCode(c) {
-			return nil, fmt.Errorf("%w: cannot waive unknown finding code %q; see plan.AllCodes()", plan.ErrInvalidOptions, c)
-		}
+	if err := plan.CheckWaivers(opts.Waive); err != nil {
+		return nil, err
 	}
 	if len(s.Ztunnels) != 1 {
 		return nil, fmt.Errorf("%w: blue-green needs exactly one running ztunnel, found %d (%v); finish or undo the previous blue-green first",
@@ -222,22 +235,17 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	for k, v := range opts.Strategy.Settings() {
 		p.Metadata.Options[k] = v
 	}
-	if len(opts.Waive) > 0 {
-		var w []string
-		for _, c := range opts.Waive {
-			w = append(w, string(c))
-		}
-		sort.Strings(w)
-		p.Metadata.Options["waive"] = strings.Join(w, ",")
+	// The compatibility gate of the mesh as it runs, the same one the prechecks step re-runs at
+	// apply time: a blue-green must not start on a mesh the gate stops.
+	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
+	if err != nil {
+		return nil, err
 	}
 	b := steps.New(p, steps.Options{Charts: opts.Charts, Values: opts.Values, Probe: opts.Probe})
-	for _, f := range Check(s, CheckOptions{}) {
+	for _, f := range gate.Findings {
 		b.Finding(f)
 	}
-	b.Add(plan.Step{ID: "prechecks", Description: "re-run the ztunnel and control-plane checks against the live cluster",
-		Reason: "the cluster may have changed since the plan was made", Risk: plan.RiskNone,
-		Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{},
-			"ComputeCompatibility of the mesh as it runs reports nothing that stops a change")}}})
+	b.Add(compat.PrecheckStep("", mesh.Version{}, ""))
 	rev := opts.Revision
 	if rev == "" {
 		rev, _ = s.ZtunnelRevision(z)
@@ -248,38 +256,7 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", plan.ErrInvalidOptions, err)
 	}
-	fs := p.Findings
-	for i := range fs {
-		if fs[i].Severity == plan.Waivable && steps.Contains(opts.Waive, fs[i].Code) {
-			fs[i].Waived = true
-		}
-	}
-	plan.SortFindings(fs)
-	for _, f := range fs {
-		if f.Severity == plan.Blocking {
-			p.Steps = nil
-			var codes []string
-			for _, f := range plan.Stopping(fs) {
-				codes = append(codes, string(f.Code))
-			}
-			sort.Strings(codes)
-			return p, fmt.Errorf("%w: %s", plan.ErrBlocked, strings.Join(compact(codes), ", "))
-		}
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("internal error, the planner built an invalid plan: %w", err)
-	}
-	return p, nil
-}
-
-func compact(s []string) []string {
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive})
 }
 
 func ztunnelNames(s *mesh.Snapshot) []string {
@@ -330,9 +307,9 @@ func PlanBlueGreen(b *steps.Builder, s *mesh.Snapshot, opts BlueGreenStepOptions
 		return fmt.Errorf("%w: blue-green needs exactly one running ztunnel, found %d (%v); finish or undo the previous blue-green first",
 			plan.ErrInvalidOptions, len(s.Ztunnels), ztunnelNames(s))
 	}
-	if opts.Target.Less(resourceNameFixed) {
+	if opts.Target.Less(compat.ResourceNameFixed) {
 		return fmt.Errorf("%w: green ztunnel %s cannot run beside the running one: the chart names a second ztunnel (resourceName) only from %s; pick a target of %s or newer, or upgrade node by node",
-			plan.ErrInvalidOptions, opts.Target, resourceNameFixed, resourceNameFixed)
+			plan.ErrInvalidOptions, opts.Target, compat.ResourceNameFixed, compat.ResourceNameFixed)
 	}
 	x := &bg{b: b, s: s, opts: opts, g: opts.Strategy, blue: s.Ztunnels[0], base: opts.IDPrefix + "ztunnel/bluegreen/"}
 	h, ok := b.Release(s, "ztunnel", x.blue.HelmRelease)
@@ -835,7 +812,7 @@ func (x *bg) istiodReleases() []mesh.HelmRelease {
 // revision trusts, else the chart's default <trustedZtunnelNamespace or release namespace>/<trustedZtunnelName or ztunnel>.
 func (x *bg) trustOf(h mesh.HelmRelease) []string {
 	env := h.Values
-	for _, k := range strings.Split(trustEnvKey(h, mesh.Version{}), ".") {
+	for _, k := range strings.Split(compat.TrustEnvKey(h, mesh.Version{}), ".") {
 		env, _ = env[k].(map[string]any)
 	}
 	if t, ok := env["CA_TRUSTED_NODE_ACCOUNTS"].(string); ok {
@@ -898,7 +875,7 @@ func (x *bg) trust(both bool) {
 		if r, ok := x.s.Revision(rev); ok {
 			checks = append(checks, steps.DeploymentReady(r.Namespace, r.Deployment))
 		}
-		set := envValues(trustEnvKey(h, v), "CA_TRUSTED_NODE_ACCOUNTS", strings.Join(want, ","))
+		set := compat.EnvValues(compat.TrustEnvKey(h, v), "CA_TRUSTED_NODE_ACCOUNTS", strings.Join(want, ","))
 		x.b.Add(x.b.Upgrade(id, desc, reason, h, v, set, plan.RiskMedium, checks...))
 	}
 }
@@ -1231,7 +1208,7 @@ func (x *bg) finish() {
 	}
 	var names []string
 	for pool, ns := range pools {
-		names = append(names, fmt.Sprintf("pool %s: %d node(s) (%s)", pool, len(ns), listSome(ns, 10)))
+		names = append(names, fmt.Sprintf("pool %s: %d node(s) (%s)", pool, len(ns), plan.ListSome(ns, 10)))
 	}
 	sort.Strings(names)
 	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenNodesToRemove, Severity: plan.Info, Object: x.blue.Ref(),

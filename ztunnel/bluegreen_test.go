@@ -491,7 +491,7 @@ func TestPlacementChecks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[plan.Code]plan.Severity{}
-			for _, f := range ztunnel.Check(tc.s, ztunnel.CheckOptions{}) {
+			for _, f := range gate(tc.s) {
 				if f.Code == plan.CodeZtunnelPlacementOverlap || f.Code == plan.CodeZtunnelTwoOnNode {
 					got[f.Code] = f.Severity
 				}

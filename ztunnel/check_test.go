@@ -4,13 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
+
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/strvals"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ztunnel"
 )
 
 // secondZtunnel adds a ztunnel DaemonSet in namespace ns (as a blue-green swap does) that istiod
@@ -88,7 +89,7 @@ func TestTrustRemedyKeepsEveryAccountTheRevisionTrusts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := meshtest.Healthy(tc.version, 2)
 			tc.mutate(s)
-			fs := notTrusted(ztunnel.Check(s, ztunnel.CheckOptions{}))
+			fs := notTrusted(gate(s))
 			var objects []string
 			for _, f := range fs {
 				objects = append(objects, f.Object.String())
@@ -139,4 +140,10 @@ func nested(dotted, value string) map[string]any {
 		v = map[string]any{parts[i]: v}
 	}
 	return v.(map[string]any)
+}
+
+// gate runs the compatibility gate of the mesh as it runs (the rules these tests pin live in package compat).
+func gate(s *mesh.Snapshot) []plan.Finding {
+	r, _ := compat.Compute(s, compat.Options{})
+	return r.Findings
 }

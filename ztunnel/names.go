@@ -3,6 +3,7 @@ package ztunnel
 import (
 	"fmt"
 
+	"github.com/ambientkit/ambientkit/ambient/compat"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/steps"
@@ -83,7 +84,7 @@ func pinName(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.HelmRele
 			what += fmt.Sprintf(", and istiod does not trust the new account %s/%s", z.Namespace, sa)
 		}
 	}
-	b.Finding(plan.Finding{Code: plan.CodeZtunnelUpgradeRenames, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+	b.Finding(plan.Finding{Code: plan.CodeZtunnelUpgradeRenames, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 		Message: fmt.Sprintf("upgrading ztunnel %s/%s (release %s) to chart %s renames %s", z.Namespace, z.Name, h.Name, v, what),
 		Remedy:  remedy,
 		Details: map[string]string{"daemonSet": z.Name, "newDaemonSet": ds, "serviceAccount": z.ServiceAccount, "newServiceAccount": sa,
@@ -102,7 +103,7 @@ func trustedByItsRevision(s *mesh.Snapshot, z mesh.Ztunnel, sa string) bool {
 	}
 	renamed := z
 	renamed.ServiceAccount = sa
-	return TrustedBy(r, renamed)
+	return compat.TrustedBy(r, renamed)
 }
 
 // trustCommand is the command that adds namespace/sa to the trust list of the revision z connects to.
@@ -114,5 +115,5 @@ func trustCommand(s *mesh.Snapshot, z mesh.Ztunnel, sa string) string {
 	}
 	renamed := z
 	renamed.ServiceAccount = sa
-	return trustRemedy(s, r, TrustList(r, renamed))
+	return compat.TrustRemedy(s, r, compat.TrustList(r, renamed))
 }

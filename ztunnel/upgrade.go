@@ -72,7 +72,7 @@ func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error 
 		set := map[string]any{}
 		if z.Revision != "" && opts.Revision != "" && z.Revision != opts.Revision {
 			set["revision"] = opts.Revision
-			b.Finding(plan.Finding{Code: plan.CodeZtunnelRevisionSwitch, Severity: plan.Info, Object: z.Ref(), Component: component(z),
+			b.Finding(plan.Finding{Code: plan.CodeZtunnelRevisionSwitch, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s is pinned to revision %s (the chart points it at istiod-%s); switching it to %s restarts ztunnel on every node", z.Name, z.Revision, z.Revision, opts.Revision),
 				Remedy:  "the plan folds the switch into the ztunnel upgrade so ztunnel restarts once; the old revision is removed only after"})
 		}
@@ -111,7 +111,7 @@ func planInPlace(b *steps.Builder, z mesh.Ztunnel, h mesh.HelmRelease, opts Upgr
 	if wantedNodeByNode {
 		st.Notes = append(st.Notes, fmt.Sprintf("node by node needs the chart's updateStrategy value (Istio %s+); %s has none, so ztunnel rolls in place", updateStrategyValue.MinorString(), opts.Target))
 	}
-	b.Finding(plan.Finding{Code: plan.CodeConnectionsReset, Severity: plan.Info, Object: z.Ref(), Component: component(z),
+	b.Finding(plan.Finding{Code: plan.CodeConnectionsReset, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 		Message: "an in-place ztunnel rollout resets long-lived connections on every node",
 		Remedy:  "plan it in a quiet window, or use node-by-node (drains each node first)"})
 	b.Add(st)

@@ -58,7 +58,7 @@ func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *S
 			if len(targets) == 0 {
 				return finished(fmt.Sprintf("no pod with labels %v runs in %s; nothing to delete", ps.Selector, where)), nil
 			}
-			out := finished(fmt.Sprintf("would delete %s in %s: %s", plural(len(targets), "pod", "pods"), where, limitList(podNames(targets), 10)))
+			out := finished(fmt.Sprintf("would delete %s in %s: %s", plural(len(targets), "pod", "pods"), where, plan.ListSome(podNames(targets), 10)))
 			for _, n := range podNames(targets) {
 				out.touched = append(out.touched, mesh.ObjectRef{Kind: "Pod", Namespace: ps.Namespace, Name: n})
 			}
@@ -114,7 +114,7 @@ func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *S
 	if len(deleted) == 0 {
 		return finished(fmt.Sprintf("the selected pods in %s are already gone", where)), nil
 	}
-	out := finished(fmt.Sprintf("deleted %s in %s: %s", plural(len(deleted), "pod", "pods"), where, limitList(deleted, 10)))
+	out := finished(fmt.Sprintf("deleted %s in %s: %s", plural(len(deleted), "pod", "pods"), where, plan.ListSome(deleted, 10)))
 	for _, d := range deleted {
 		ns, n, _ := strings.Cut(d, "/")
 		out.touched = append(out.touched, mesh.ObjectRef{Kind: "Pod", Namespace: ns, Name: n})

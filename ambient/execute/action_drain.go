@@ -153,9 +153,9 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		}
 	}
 	if r.dry {
-		msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(evict), "pod", "pods"), d.Node, limitList(podRefs(evict), 10))
+		msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(evict), "pod", "pods"), d.Node, plan.ListSome(podRefs(evict), 10))
 		if len(jobs) > 0 {
-			msg += fmt.Sprintf("; would wait for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 10))
+			msg += fmt.Sprintf("; would wait for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 10))
 		}
 		if len(blocked) > 0 {
 			msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
@@ -179,22 +179,22 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	}
 	if len(blocked) > 0 && elapsed > timeout {
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
-			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))
+			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))
 	}
 	if len(jobs) > 0 && elapsed > timeout {
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; the plan waits for running Jobs and %s still run: %s; let them finish and run again (the journal resumes the drain), or re-plan evicting Jobs",
-			ErrTimeout, d.Node, timeout, plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 10))
+			ErrTimeout, d.Node, timeout, plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 10))
 	}
 	if elapsed > timeout {
 		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; see why they do not terminate (finalizers, grace periods), then run again",
-			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), limitList(append(podRefs(terminating), failed...), 10))
+			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(terminating), failed...), 10))
 	}
 	progress := fmt.Sprintf("node %s: %d/%d pods evicted", d.Node, done, total)
 	if len(terminating) > 0 {
 		progress += fmt.Sprintf(", %d terminating", len(terminating))
 	}
 	if len(jobs) > 0 {
-		progress += fmt.Sprintf(", waiting for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), limitList(podRefs(jobs), 3))
+		progress += fmt.Sprintf(", waiting for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 3))
 	}
 	wait := time.Duration(0)
 	if len(blocked) > 0 {

@@ -46,7 +46,7 @@ func (e *Executor) restart(ctx context.Context, r *run, st *plan.Step, rec *Step
 			}
 			names = append(names, w.String())
 		}
-		return finished(fmt.Sprintf("would restart %s in %d batch(es) of %d: %s", plural(len(names), "workload", "workloads"), batches, size, limitList(names, 10))), nil
+		return finished(fmt.Sprintf("would restart %s in %d batch(es) of %d: %s", plural(len(names), "workload", "workloads"), batches, size, plan.ListSome(names, 10))), nil
 	}
 	if rec.State["restartedAt"] == "" {
 		rec.State["restartedAt"] = e.clock.Now().UTC().Format(time.RFC3339)

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -124,7 +125,7 @@ func blueGreenRun(t *testing.T, w *world, p *plan.Plan, addGreen, killAfter int)
 	opts := func(o *execute.Options) {
 		o.Observer, o.Journal = observer, journal
 		// The library's own probe: the mesh mid-move (two ztunnels, each on its nodes) must pass it.
-		o.Probes = map[string]execute.Probe{"mesh-health": execute.MeshProbe(w.Snapshot)}
+		o.Probes = map[string]execute.Probe{"mesh-health": execute.MeshProbe(w.Snapshot, ambient.Gates())}
 	}
 	if killAfter > 0 {
 		runCtx, cancel := context.WithCancel(ctx)

@@ -46,7 +46,7 @@ func (e *Executor) crdsEstablished(ctx context.Context, group string) (bool, str
 		return false, fmt.Sprintf("no CustomResourceDefinition of group %s or *.%s exists", group, group), nil
 	case len(not) > 0:
 		sort.Strings(not)
-		return false, fmt.Sprintf("%d of %d CRDs of *.%s are not Established: %s", len(not), n, group, limitList(not, 6)), nil
+		return false, fmt.Sprintf("%d of %d CRDs of *.%s are not Established: %s", len(not), n, group, plan.ListSome(not, 6)), nil
 	}
 	return true, "", nil
 }

@@ -64,7 +64,7 @@ func (e *Executor) daemonSetRolledOut(ctx context.Context, ns, name, version str
 		}
 	}
 	if int32(good) < want {
-		return false, fmt.Sprintf("%s (OnDelete): %d/%d pods ready at %s; not yet: %s", id, good, want, version, limitList(old, 5)), nil
+		return false, fmt.Sprintf("%s (OnDelete): %d/%d pods ready at %s; not yet: %s", id, good, want, version, plan.ListSome(old, 5)), nil
 	}
 	return true, "", nil
 }

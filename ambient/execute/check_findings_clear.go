@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -54,12 +53,15 @@ func checkFindingsClear(cp *checkPass, ctx context.Context, _ plan.Check, a plan
 		}
 		return false, fmt.Sprintf("no ready control plane at %s or newer; revisions: %s", target.MinorString(), orNone(have)), nil
 	}
-	comp, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{Target: target, Strategy: ambient.Strategy(a.Strategy),
-		Today: cp.e.clock.Now(), Waive: cp.waivers()})
+	gate := cp.e.opts.Gates.Compatibility
+	if gate == nil {
+		return false, "", fmt.Errorf("%w: the check needs the compatibility gate; pass execute.Options.Gates (ambient.Gates())", ErrNoGate)
+	}
+	findings, err := gate(s, plan.GateQuery{Target: target, Strategy: a.Strategy, Today: cp.e.clock.Now(), Waive: cp.waivers()})
 	if err != nil {
 		return false, "", err
 	}
-	stop := plan.Stopping(comp.Findings)
+	stop := plan.Stopping(findings)
 	if len(stop) == 0 {
 		return true, "", nil
 	}
@@ -67,5 +69,5 @@ func checkFindingsClear(cp *checkPass, ctx context.Context, _ plan.Check, a plan
 	for _, f := range stop {
 		what = append(what, f.String())
 	}
-	return false, fmt.Sprintf("%s stop it: %s", plural(len(stop), "finding", "findings"), limitList(what, 6)), nil
+	return false, fmt.Sprintf("%s stop it: %s", plural(len(stop), "finding", "findings"), plan.ListSome(what, 6)), nil
 }

@@ -46,7 +46,7 @@ func checkNoAmbientPods(cp *checkPass, ctx context.Context, _ plan.Check, a plan
 	}
 	if len(left) > 0 {
 		sort.Strings(left)
-		return false, fmt.Sprintf("%s still run on nodes labelled %s: %s", plural(len(left), "ambient pod", "ambient pods"), a.Selector, limitList(left, 8)), nil
+		return false, fmt.Sprintf("%s still run on nodes labelled %s: %s", plural(len(left), "ambient pod", "ambient pods"), a.Selector, plan.ListSome(left, 8)), nil
 	}
 	return true, "", nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/revision"
 )
 
 func checkNoReferences(cp *checkPass, ctx context.Context, _ plan.Check, a plan.NoReferencesArgs) (bool, string, error) {
@@ -20,11 +19,13 @@ func checkNoReferences(cp *checkPass, ctx context.Context, _ plan.Check, a plan.
 			what = append(what, fmt.Sprintf("istiod Deployment %s/%s of revision %s still runs", r.Namespace, r.Deployment, rev))
 		}
 	}
-	for _, ref := range revision.References(s, rev) {
-		what = append(what, ref.String())
+	refs := cp.e.opts.Gates.References
+	if refs == nil {
+		return false, "", fmt.Errorf("%w: the check needs to know what refers to a revision; pass execute.Options.Gates (ambient.Gates())", ErrNoGate)
 	}
+	what = append(what, refs(s, rev)...)
 	if len(what) > 0 {
-		return false, fmt.Sprintf("revision %s is still referred to: %s", rev, limitList(what, 8)), nil
+		return false, fmt.Sprintf("revision %s is still referred to: %s", rev, plan.ListSome(what, 8)), nil
 	}
 	return true, "", nil
 }

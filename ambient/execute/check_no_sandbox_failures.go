@@ -72,13 +72,13 @@ func checkNoSandboxFailures(cp *checkPass, ctx context.Context, _ plan.Check, a 
 	sort.Strings(transientPods)
 	if len(transientPods) > 0 {
 		ev := e.stepEvent(cp.r, cp.st, EventSandboxRetry, fmt.Sprintf("%s retried sandbox creation through %s within the %s window (expected during a CNI rollout): %s",
-			plural(len(transientPods), "pod", "pods"), plugin, window, limitList(transientPods, 8)))
+			plural(len(transientPods), "pod", "pods"), plugin, window, plan.ListSome(transientPods, 8)))
 		ev.Pods = transientPods
 		e.emit(ev)
 	}
 	if len(failing) > 0 {
 		return false, fmt.Sprintf("%s keep failing sandbox creation through %s beyond %s: %s; look at the istio-cni agent on their nodes",
-			plural(len(failing), "pod", "pods"), plugin, window, limitList(failing, 8)), nil
+			plural(len(failing), "pod", "pods"), plugin, window, plan.ListSome(failing, 8)), nil
 	}
 	return true, "", nil
 }

@@ -30,7 +30,7 @@ func checkNoSidecars(cp *checkPass, ctx context.Context, c plan.Check, _ plan.No
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return false, fmt.Sprintf("%d pods of namespace %s still run sidecars: %s", len(bad), ns, limitList(bad, 8)), nil
+		return false, fmt.Sprintf("%d pods of namespace %s still run sidecars: %s", len(bad), ns, plan.ListSome(bad, 8)), nil
 	}
 	return true, "", nil
 }

@@ -91,7 +91,7 @@ func checkNodeAgentReady(cp *checkPass, ctx context.Context, c plan.Check, a pla
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return false, fmt.Sprintf("%d of %d nodes have no ready %s pod at %s: %s", len(missing), eligible, id, orAny(version), limitList(missing, 8)), nil
+		return false, fmt.Sprintf("%d of %d nodes have no ready %s pod at %s: %s", len(missing), eligible, id, orAny(version), plan.ListSome(missing, 8)), nil
 	}
 	return true, "", nil
 }

@@ -31,7 +31,7 @@ func (e *Executor) nodeDrained(ctx context.Context, r *run, node string, ambient
 		}
 	}
 	if len(left) > 0 {
-		return false, fmt.Sprintf("%s besides DaemonSet pods still on node %s: %s", plural(len(left), "pod", "pods"), node, limitList(left, 8)), nil
+		return false, fmt.Sprintf("%s besides DaemonSet pods still on node %s: %s", plural(len(left), "pod", "pods"), node, plan.ListSome(left, 8)), nil
 	}
 	return true, "", nil
 }

@@ -55,7 +55,7 @@ func checkPodsCaptured(cp *checkPass, ctx context.Context, c plan.Check, _ plan.
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return false, fmt.Sprintf("%d of %d pods of namespace %s that ambient captures are not captured: %s", len(bad), len(bad)+captured, ns, limitList(bad, 8)), nil
+		return false, fmt.Sprintf("%d of %d pods of namespace %s that ambient captures are not captured: %s", len(bad), len(bad)+captured, ns, plan.ListSome(bad, 8)), nil
 	}
 	return true, fmt.Sprintf("%d pods captured; %d pods with sidecars are left to the restart", captured, sidecars), nil
 }

@@ -57,7 +57,7 @@ func checkPodsRedirected(cp *checkPass, ctx context.Context, _ plan.Check, a pla
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return false, fmt.Sprintf("%d of %d ambient pods are not redirected: %s", len(bad), checked, limitList(bad, 8)), nil
+		return false, fmt.Sprintf("%d of %d ambient pods are not redirected: %s", len(bad), checked, plan.ListSome(bad, 8)), nil
 	}
 	return true, "", nil
 }

@@ -51,7 +51,7 @@ func checkSidecarsInjected(cp *checkPass, ctx context.Context, c plan.Check, _ p
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return false, fmt.Sprintf("%d of %d pods of namespace %s are not back on sidecars: %s", len(bad), n, ns, limitList(bad, 8)), nil
+		return false, fmt.Sprintf("%d of %d pods of namespace %s are not back on sidecars: %s", len(bad), n, ns, plan.ListSome(bad, 8)), nil
 	}
 	return true, "", nil
 }

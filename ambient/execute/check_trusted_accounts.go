@@ -46,7 +46,7 @@ func checkTrustedAccounts(cp *checkPass, ctx context.Context, _ plan.Check, a pl
 		}
 	}
 	if len(bad) > 0 {
-		return false, limitList(bad, 6), nil
+		return false, plan.ListSome(bad, 6), nil
 	}
 	return true, "", nil
 }

@@ -41,7 +41,7 @@ func checkWorkloadsOnRevision(cp *checkPass, ctx context.Context, _ plan.Check, 
 		}
 	}
 	if len(bad) > 0 {
-		return false, limitList(bad, 6), nil
+		return false, plan.ListSome(bad, 6), nil
 	}
 	return true, "", nil
 }

@@ -31,7 +31,7 @@ func checkWorkloadsReady(cp *checkPass, ctx context.Context, _ plan.Check, a pla
 		}
 	}
 	if len(waiting) > 0 {
-		return false, limitList(waiting, 6), nil
+		return false, plan.ListSome(waiting, 6), nil
 	}
 	return true, "", nil
 }

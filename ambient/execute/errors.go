@@ -33,6 +33,8 @@ var (
 	ErrReleaseNotFound = errors.New("helm release not found")
 	// ErrRolledBack means a step was rolled back; the rest of the plan assumed it, so re-plan.
 	ErrRolledBack = errors.New("step was rolled back")
+	// ErrNoGate means the plan's checks need a gate (Options.Gates) the executor was not given.
+	ErrNoGate = errors.New("no gate for the plan's checks")
 )
 
 // StepError is the error of one step. Unwrap gives the cause (often one of the sentinels).

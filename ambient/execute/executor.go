@@ -125,7 +125,7 @@ func newRun(p *plan.Plan, hash string, dry bool) *run {
 
 // admit checks what can be checked without the cluster: the plan's structure, its findings and its
 // blocked steps up to until ("" = all).
-func admit(p *plan.Plan, until string, blockedOK bool) error {
+func admit(p *plan.Plan, gates plan.Gates, until string, blockedOK bool) error {
 	if p == nil {
 		return fmt.Errorf("%w: plan is nil", plan.ErrInvalidPlan)
 	}
@@ -136,6 +136,10 @@ func admit(p *plan.Plan, until string, blockedOK bool) error {
 		if _, ok := p.Step(until); !ok {
 			return fmt.Errorf("ApplyOptions.Until names step %q, which the plan does not have", until)
 		}
+	}
+	if missing := plan.NeedsGates(p, gates); len(missing) > 0 {
+		return fmt.Errorf("%w: plan %q re-checks the mesh at run time with %s, which execute.Options.Gates lacks; pass ambient.Gates() (nothing was changed)",
+			ErrNoGate, p.Metadata.Name, strings.Join(missing, " and "))
 	}
 	if stop := plan.Stopping(p.Findings); len(stop) > 0 {
 		var what []string
@@ -350,7 +354,7 @@ func (e *Executor) stepEvent(r *run, st *plan.Step, t EventType, msg string) Eve
 // for the order of checks. On error the Result holds the steps reached; the journal lets a later
 // Apply of the same plan resume.
 func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*Result, error) {
-	if err := admit(p, ao.Until, false); err != nil {
+	if err := admit(p, e.opts.Gates, ao.Until, false); err != nil {
 		return nil, err
 	}
 	if err := e.Preflight(ctx, p); err != nil {
@@ -445,7 +449,7 @@ func (e *Executor) wait(ctx context.Context, r *run, d time.Duration) error {
 // poll of a wait or verification. It takes the Lease for the call. A step already done is a no-op.
 // Call it again while the result says StatusInProgress.
 func (e *Executor) Step(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
-	if err := admit(p, "", true); err != nil {
+	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return StepResult{StepID: stepID}, err
 	}
 	st, ok := p.Step(stepID)
@@ -465,7 +469,7 @@ func (e *Executor) Step(ctx context.Context, p *plan.Plan, stepID string) (StepR
 // marks the step rolled back in the journal. Later steps assumed it, so Apply then refuses the plan
 // with ErrRolledBack: re-plan from a fresh snapshot.
 func (e *Executor) Rollback(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
-	if err := admit(p, "", true); err != nil {
+	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return StepResult{StepID: stepID}, err
 	}
 	st, ok := p.Step(stepID)

@@ -44,6 +44,11 @@ type Options struct {
 	// otherwise. Nil means Options.Helm when it implements ChartChecker (helmsdk.Client does), else
 	// no check.
 	Charts ChartChecker
+	// Gates judge the whole mesh for the plan's FindingsClear and NoReferences checks (the prechecks
+	// step every plan opens with, the removal of a revision) with the code that planned:
+	// ambient.Gates(). The executor imports no planner. A plan whose checks need a gate that is nil
+	// is refused before anything changes (ErrNoGate).
+	Gates plan.Gates
 	// Snapshot observes the live mesh, typically a closure over observe.Live. It decides whether a
 	// plan is stale and answers the checks FindingsClear, NoReferences, GatewayOwner,
 	// WorkloadsOnRevision and TrustedAccounts. Required.

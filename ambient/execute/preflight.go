@@ -34,7 +34,7 @@ func (e *PermissionError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s, for %s", n.Permission, limitList(n.By, 3))
+		fmt.Fprintf(&b, "%s, for %s", n.Permission, plan.ListSome(n.By, 3))
 	}
 	b.WriteString("; grant them (plan.RenderRBAC of Executor.RequiredPermissions writes the roles) and run again")
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
@@ -30,14 +31,14 @@ func TestMeshProbe(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(s)
 			}
-			ok, why, err := execute.MeshProbe(func(context.Context) (*mesh.Snapshot, error) { return s, nil })(context.Background(), "test")
+			ok, why, err := execute.MeshProbe(func(context.Context) (*mesh.Snapshot, error) { return s, nil }, ambient.Gates())(context.Background(), "test")
 			if err != nil || ok != tc.healthy || !strings.Contains(why, string(tc.says)) {
 				t.Fatalf("got healthy=%v why=%q err=%v; want healthy=%v mentioning %q", ok, why, err, tc.healthy, tc.says)
 			}
 		})
 	}
 	boom := errors.New("boom")
-	if _, _, err := execute.MeshProbe(func(context.Context) (*mesh.Snapshot, error) { return nil, boom })(context.Background(), "x"); !errors.Is(err, boom) {
+	if _, _, err := execute.MeshProbe(func(context.Context) (*mesh.Snapshot, error) { return nil, boom }, ambient.Gates())(context.Background(), "x"); !errors.Is(err, boom) {
 		t.Fatalf("an observation error is an error, got %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // rolled back, or have no rollback (reads, waits, backups, health gates) are passed over. It stops at
 // the first rollback that fails and returns the results of those that ran.
 func (e *Executor) RollbackTo(ctx context.Context, p *plan.Plan, to string) ([]StepResult, error) {
-	if err := admit(p, "", true); err != nil {
+	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return nil, err
 	}
 	first := -1

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -202,21 +203,158 @@ func (s *Snapshot) Fingerprint() string {
 
 // Normalized returns s when its lists are already in canonical order (as observation leaves them),
 // and otherwise a normalized deep copy: planners call it so they never change the caller's snapshot,
-// and two goroutines may plan from one snapshot at once.
-func Normalized(s *Snapshot) *Snapshot {
-	if s.normalized() {
-		return s
+// and two goroutines may plan from one snapshot at once. A snapshot built in code may hold Helm
+// values decoded by a YAML v2 library (map[any]any): their keys are turned into strings. Values
+// that are not data at all (functions, channels, NaN) give an error naming the release and the key;
+// Normalized never panics.
+func Normalized(s *Snapshot) (*Snapshot, error) {
+	if s == nil {
+		return nil, errors.New("the snapshot is nil; observe a cluster first (observe.Live, observe.Dir)")
 	}
-	b, err := json.Marshal(s)
-	if err != nil { // cannot happen: a snapshot is plain data
-		panic(fmt.Sprintf("mesh: snapshot does not encode: %v", err))
+	if s.normalized() && valuesAreJSON(s) {
+		return s, nil
 	}
-	var c Snapshot
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(fmt.Sprintf("mesh: snapshot does not decode: %v", err))
+	c := *s
+	c.HelmReleases = make([]HelmRelease, len(s.HelmReleases))
+	for i, h := range s.HelmReleases {
+		v, err := jsonValue(h.Values, "")
+		if err != nil {
+			return nil, fmt.Errorf("Helm release %s/%s: values%w", h.Namespace, h.Name, err)
+		}
+		h.Values, _ = v.(map[string]any)
+		c.HelmReleases[i] = h
 	}
-	c.Normalize()
-	return &c
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return nil, fmt.Errorf("the snapshot does not encode as JSON: %w", err)
+	}
+	var out Snapshot
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("the snapshot does not read back from JSON: %w", err)
+	}
+	out.Normalize()
+	return &out, nil
+}
+
+// MustNormalized is Normalized for snapshots known to be data (tests, the demo); it panics otherwise.
+func MustNormalized(s *Snapshot) *Snapshot {
+	out, err := Normalized(s)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// valuesAreJSON reports whether every Helm release's values hold only JSON types.
+func valuesAreJSON(s *Snapshot) bool {
+	for _, h := range s.HelmReleases {
+		if _, err := json.Marshal(h.Values); err != nil {
+			return false
+		}
+		if !onlyStringKeys(h.Values) {
+			return false
+		}
+	}
+	return true
+}
+
+func onlyStringKeys(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if !onlyStringKeys(e) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if !onlyStringKeys(e) {
+				return false
+			}
+		}
+	case map[any]any:
+		return false
+	}
+	return true
+}
+
+// jsonValue returns v with every map[any]any turned into a map[string]any (keys printed with %v,
+// as YAML v2 decoders leave them), or an error naming the first key whose value JSON cannot hold,
+// as " (at a.b[2]): ...".
+func jsonValue(v any, at string) (any, error) {
+	bad := func(err error) error {
+		if at == "" {
+			return fmt.Errorf(": %w", err)
+		}
+		return fmt.Errorf(" (at %s): %w", at, err)
+	}
+	key := func(k string) string {
+		if at == "" {
+			return k
+		}
+		return at + "." + k
+	}
+	switch x := v.(type) {
+	case nil, string, bool, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, bad(fmt.Errorf("%v is not a JSON number", f))
+		}
+		if f, ok := v.(float32); ok && (math.IsNaN(float64(f)) || math.IsInf(float64(f), 0)) {
+			return nil, bad(fmt.Errorf("%v is not a JSON number", f))
+		}
+		return v, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			c, err := jsonValue(e, key(k))
+			if err != nil {
+				return nil, err
+			}
+			out[k] = c
+		}
+		return out, nil
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			ks := fmt.Sprint(k)
+			c, err := jsonValue(e, key(ks))
+			if err != nil {
+				return nil, err
+			}
+			out[ks] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, err := jsonValue(e, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, nil
+	case []map[string]any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			c, err := jsonValue(e, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = c
+		}
+		return out, nil
+	}
+	if _, err := json.Marshal(v); err != nil {
+		return nil, bad(fmt.Errorf("a %T is not data", v))
+	}
+	return v, nil
 }
 
 // normalized reports whether Normalize would change nothing.

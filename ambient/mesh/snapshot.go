@@ -233,6 +233,15 @@ func (t Tag) ServiceRef() ObjectRef {
 	return ObjectRef{Kind: "Service", Namespace: t.ServiceNamespace, Name: t.Service}
 }
 
+// Ref names the object the tag is known by: its webhook configuration, or its Service when it has
+// no webhook configuration.
+func (t Tag) Ref() ObjectRef {
+	if t.Webhook != "" {
+		return t.WebhookRef()
+	}
+	return t.ServiceRef()
+}
+
 // Injector is one sidecar-injector MutatingWebhookConfiguration.
 type Injector struct {
 	Name string `json:"name"`
@@ -326,6 +335,9 @@ type Ztunnel struct {
 	Pods        []NodePod `json:"pods,omitempty"`
 	HelmRelease string    `json:"helmRelease,omitempty"`
 }
+
+// Component names the ztunnel in findings: "ztunnel/<namespace>/<name>".
+func (z Ztunnel) Component() string { return "ztunnel/" + z.Namespace + "/" + z.Name }
 
 // Account is the "namespace/serviceaccount" string istiod's trust list uses.
 func (z Ztunnel) Account() string { return z.Namespace + "/" + z.ServiceAccount }

@@ -67,7 +67,7 @@ func TestInferredCRDsAreNotReportedAsLackingHelmOwnership(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mustObserve(t, istiodObj("istio-system", released("istiod-1-30-3", "istiod-1.30.3"))+tt.input)
-			c, err := ambient.ComputeCompatibility(s, ambient.CompatibilityOptions{})
+			c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

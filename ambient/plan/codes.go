@@ -1,6 +1,9 @@
 package plan
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // Finding codes. They are stable: tests, callers and waivers use them; messages may improve.
 const (
@@ -238,4 +241,42 @@ func AllCodes() []Code {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// NearestCode returns the known code closest to s, compared case-insensitively with '-' read as
+// '_' ("pdb_blocks-drain" gives PDB_BLOCKS_DRAIN); "" when none is close (more than a third of its
+// letters differ).
+func NearestCode(s string) Code {
+	want := strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", "_"))
+	if want == "" {
+		return ""
+	}
+	best, bestD := Code(""), len(want)/3+1
+	for _, c := range AllCodes() {
+		if d := editDistance(want, string(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -58,6 +58,12 @@ func (f Finding) String() string {
 	return fmt.Sprintf("[%s] %s %s: %s", f.Severity, f.Code, f.Object, f.Message)
 }
 
+// Resolve marks a finding the plan itself resolves: it becomes info, and its message says how.
+func (f *Finding) Resolve(how string) {
+	f.Severity = Info
+	f.Message += "; the plan resolves it: " + how
+}
+
 // Stops reports whether the finding stops a plan: blocking, or waivable and not waived.
 func (f Finding) Stops() bool {
 	return f.Severity == Blocking || (f.Severity == Waivable && !f.Waived)

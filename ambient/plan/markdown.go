@@ -143,7 +143,7 @@ func renderFindingGroup(b *strings.Builder, group []Finding, inWaves map[string]
 		}
 		perNode = perNode && inWaves[findingNode(f)]
 	}
-	where := fmt.Sprintf("%d findings on %s", len(group), listSome(objs, 10))
+	where := fmt.Sprintf("%d findings on %s", len(group), ListSome(objs, 10))
 	if perNode {
 		where += "; each is named in the table of its node's wave below"
 	}
@@ -169,7 +169,9 @@ func findingNode(f Finding) string {
 	return ""
 }
 
-func listSome(items []string, n int) string {
+// ListSome joins the first n items with commas and says how many more there are ("a, b and 3
+// more"), for messages that name objects.
+func ListSome(items []string, n int) string {
 	if len(items) <= n {
 		return strings.Join(items, ", ")
 	}

@@ -350,7 +350,7 @@ func renderNeeds(b *strings.Builder, p *Plan) {
 		if f.Severity == Waivable {
 			what = "waive the code or fix it"
 		}
-		items = append(items, fmt.Sprintf("%s finding `%s` on %s: %s (%s)", f.Severity, f.Code, listSome(compactStrings(objs), 5), what, f.Remedy))
+		items = append(items, fmt.Sprintf("%s finding `%s` on %s: %s (%s)", f.Severity, f.Code, ListSome(compactStrings(objs), 5), what, f.Remedy))
 		i = j
 	}
 	items = append(items, capList(blocked, "blocked steps")...)

@@ -605,7 +605,7 @@ func paramDiffs(t, g []Check) []string {
 				items := strings.Split(v, ",")
 				v = strings.Join(items, ", ")
 				if len(items) > 3 {
-					v = fmt.Sprintf("%d (%s)", len(items), listSome(items, 3))
+					v = fmt.Sprintf("%d (%s)", len(items), ListSome(items, 3))
 				}
 				ps = append(ps, k+" "+v)
 			}

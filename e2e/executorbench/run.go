@@ -31,6 +31,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -244,7 +245,7 @@ func run(o runOpts) error {
 			logf("green nodes: %d per pool created (%v)", o.green, greenErr)
 		}
 	}
-	ex, err := execute.New(c, execute.Options{
+	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
 		Helm:         helm,
 		Snapshot:     live,
 		Identity:     "executorbench",

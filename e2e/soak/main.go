@@ -127,7 +127,7 @@ func run(h *harness.Harness, cycles int, out string) error {
 		return err
 	}
 	defer logf.Close()
-	ex, err := execute.New(c, execute.Options{
+	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
 		Helm:          helm,
 		Snapshot:      live,
 		Identity:      "soak",

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -132,12 +133,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	m := cli.NewNodeProgress(say)
 	next := &cli.Next{Cmd: c, DryRun: *dryRun, Namespace: execute.DefaultNamespace}
-	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Snapshot: cl.Observe, DryRun: *dryRun,
+	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Gates: ambient.Gates(), Snapshot: cl.Observe, DryRun: *dryRun,
 		Observer: execute.Observers(prog.Observe, next.Observe, m.Observe),
 		Approve: func(_ context.Context, st plan.Step) (bool, error) {
 			return ask.Ask("approve: " + st.Approval.Message + "?"), nil
 		},
-		Probes:      map[string]execute.Probe{"mesh-health": execute.MeshProbe(cl.Observe)},
+		Probes:      map[string]execute.Probe{"mesh-health": execute.MeshProbe(cl.Observe, ambient.Gates())},
 		Permissions: cli.RunPermissions(snap, "")})
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
@@ -82,10 +83,10 @@ func run(ctx context.Context) error {
 		}
 	}
 	newExecutor := func() (*execute.Executor, error) {
-		healthy := execute.AllProbes(execute.MeshProbe(observeMesh), func(_ context.Context, scope string) (bool, string, error) {
+		healthy := execute.AllProbes(execute.MeshProbe(observeMesh, ambient.Gates()), func(_ context.Context, scope string) (bool, string, error) {
 			return ask("is " + scope + " healthy? (check your dashboards)"), "the operator said no", nil
 		}) // the mesh's own signals first, then the operator's
-		return execute.New(c, execute.Options{Snapshot: observeMesh, Observer: progress, Probes: map[string]execute.Probe{migrate.DefaultProbe: healthy}})
+		return execute.New(c, execute.Options{Gates: ambient.Gates(), Snapshot: observeMesh, Observer: progress, Probes: map[string]execute.Probe{migrate.DefaultProbe: healthy}})
 	}
 	if *rollbackTo != "" {
 		b, err := os.ReadFile(*planFile)

@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return planErr
 	}
 	err = pf.Print(stdout, p, func(w io.Writer) error {
-		compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: opts.Target,
+		compat, err := ambient.CompatibilityReport(snap, ambient.CompatibilityOptions{Target: opts.Target,
 			Strategy: opts.Strategy, Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
 		if err != nil {
 			return err

@@ -129,10 +129,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: events, Logger: log}))
 	}
-	healthy := execute.AllProbes(execute.MeshProbe(cl.Observe), func(_ context.Context, scope string) (bool, string, error) {
+	healthy := execute.AllProbes(execute.MeshProbe(cl.Observe, ambient.Gates()), func(_ context.Context, scope string) (bool, string, error) {
 		return ask.Ask("is the mesh healthy after " + scope + "? (check your dashboards)"), "the operator said no", nil
 	}) // the mesh's own signals first, then the operator's
-	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Snapshot: cl.Observe, DryRun: *dryRun, Observer: execute.Observers(observers...),
+	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Gates: ambient.Gates(), Snapshot: cl.Observe, DryRun: *dryRun, Observer: execute.Observers(observers...),
 		Permissions: cli.RunPermissions(snap, events),
 		Approve: func(_ context.Context, st plan.Step) (bool, error) {
 			return ask.Ask("approve: " + st.Approval.Message + "?"), nil

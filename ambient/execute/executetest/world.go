@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ambientkit/ambientkit/ambient"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -133,12 +135,14 @@ func (w *World) NewHelm(releases ...execute.Release) *FakeHelm {
 	return h
 }
 
-// Options returns executor options over the world: its Helm, Snapshot and Clock, a probe
+// Options returns executor options over the world: its Helm, Snapshot and Clock, this module's
+// gates (ambient.Gates), a probe
 // "mesh-health" that always says healthy, approvals granted, identity "test-run", and 12 attempts
 // for transient errors. tweak adjusts them.
 func (w *World) Options(tweak ...func(*execute.Options)) execute.Options {
 	opts := execute.Options{
 		Helm:     w.Helm,
+		Gates:    ambient.Gates(),
 		Snapshot: w.Snapshot,
 		Clock:    w.Clock,
 		Identity: "test-run",

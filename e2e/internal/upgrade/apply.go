@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -158,7 +159,7 @@ func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// Every event also goes to the cluster, bounded well above what the plan emits so none is dropped.
 	events := execute.KubernetesEvents(ec, execute.KubernetesEventsOptions{PlanHash: hash, Instance: cfg.Identity, QPS: 200, Burst: 5000, Logger: logger})
-	ex, err := execute.New(c, execute.Options{
+	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
 		Helm:          helm,
 		Snapshot:      live,
 		Identity:      cfg.Identity,

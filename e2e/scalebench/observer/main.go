@@ -235,7 +235,7 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, lv levers) (*Result, 
 
 	today := time.Now().UTC()
 	t = time.Now()
-	compat, err := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: target, Today: today})
+	compat, err := ambient.CompatibilityReport(snap, ambient.CompatibilityOptions{Target: target, Today: today})
 	phase("compatibility", t)
 	if err != nil {
 		return res, err

@@ -1,4 +1,4 @@
-package revision
+package compat
 
 import (
 	"fmt"
@@ -7,11 +7,10 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/tags"
 )
 
-// CheckOptions select the rules that depend on an intended upgrade.
-type CheckOptions struct {
+// revisionOptions select the rules that depend on an intended upgrade.
+type revisionOptions struct {
 	// Target is the version the control plane is to move to; zero checks the current state only.
 	Target mesh.Version
 	// InPlace is true for an in-place upgrade (one minor at a time) and false for a revision (canary)
@@ -19,8 +18,8 @@ type CheckOptions struct {
 	InPlace bool
 }
 
-// Check applies the control-plane rules to the snapshot and returns findings in no particular order.
-func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+// revisionRules applies the control-plane rules to the snapshot and returns findings in no particular order.
+func revisionRules(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	var out []plan.Finding
 	add := func(f plan.Finding) { out = append(out, f) }
 	if len(s.Revisions) == 0 {
@@ -110,11 +109,12 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 		objs = append(objs, object{t.ServiceRef(), rev})
 	}
 	if len(objs) == 0 {
-		objs = append(objs, object{tagRef(t), t.Revision})
+		objs = append(objs, object{t.Ref(), t.Revision})
 	}
 	for _, o := range objs {
 		if _, ok := s.Revision(o.rev); !ok {
-			followers := Followers(s, t.Name)
+			radius, _ := s.TagRadius(t.Name)
+			followers := radius.Followers()
 			reach := "nothing follows it yet"
 			if len(followers) > 0 {
 				var names []string
@@ -144,51 +144,7 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 	return out
 }
 
-// Followers lists what follows a tag, from its blast radius (tags.BlastRadius): the namespaces that
-// select it or send traffic through its waypoints, the workloads it injected, the gateways and
-// waypoints it owns, and the Services and workloads whose traffic goes through those waypoints;
-// namespaces first, then by kind and name.
-func Followers(s *mesh.Snapshot, tag string) []mesh.ObjectRef {
-	r, ok := tags.BlastRadius(s, tag)
-	if !ok {
-		return nil
-	}
-	var out []mesh.ObjectRef
-	seen := map[mesh.ObjectRef]bool{}
-	add := func(refs ...mesh.ObjectRef) {
-		for _, ref := range refs {
-			if !seen[ref] {
-				seen[ref] = true
-				out = append(out, ref)
-			}
-		}
-	}
-	var namespaces []string
-	namespaces = append(namespaces, r.Namespaces...)
-	namespaces = append(namespaces, r.AmbientNamespaces...)
-	sort.Strings(namespaces)
-	for _, n := range namespaces {
-		add(mesh.ObjectRef{Kind: "Namespace", Name: n})
-	}
-	var rest []mesh.ObjectRef
-	rest = append(rest, r.Workloads...)
-	rest = append(rest, r.Gateways...)
-	rest = append(rest, r.Waypoints...)
-	rest = append(rest, r.Services...)
-	rest = append(rest, r.WaypointWorkloads...)
-	sort.Slice(rest, func(i, j int) bool { return rest[i].String() < rest[j].String() })
-	add(rest...)
-	return out
-}
-
-func tagRef(t mesh.Tag) mesh.ObjectRef {
-	if t.Webhook != "" {
-		return mesh.ObjectRef{Kind: "MutatingWebhookConfiguration", Name: t.Webhook}
-	}
-	return mesh.ObjectRef{Kind: "Service", Namespace: t.ServiceNamespace, Name: t.Service}
-}
-
-func checkDistance(r mesh.Revision, opts CheckOptions, ref mesh.ObjectRef, comp string) []plan.Finding {
+func checkDistance(r mesh.Revision, opts revisionOptions, ref mesh.ObjectRef, comp string) []plan.Finding {
 	d := opts.Target.MinorsAhead(r.Version)
 	switch {
 	case opts.Target.Less(r.Version):
@@ -222,7 +178,7 @@ func controlPlaneVersion(s *mesh.Snapshot, rev string) (mesh.Version, bool) {
 }
 
 // afterUpgrade returns the version a revision will run after an in-place upgrade to the target.
-func afterUpgrade(v mesh.Version, opts CheckOptions) mesh.Version {
+func afterUpgrade(v mesh.Version, opts revisionOptions) mesh.Version {
 	if opts.InPlace && !opts.Target.IsZero() && v.Less(opts.Target) {
 		return opts.Target
 	}
@@ -234,7 +190,7 @@ type skewKey struct {
 	code plan.Code
 }
 
-func checkSidecars(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+func checkSidecars(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	type agg struct {
 		pods      int
 		workloads []string
@@ -295,7 +251,7 @@ func checkSidecars(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 	return out
 }
 
-func checkGateways(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+func checkGateways(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	var out []plan.Finding
 	for _, g := range s.Gateways {
 		what := "gateway"

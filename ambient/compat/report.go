@@ -1,4 +1,4 @@
-package ambient
+package compat
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
-// RenderCompatibility writes the verdict as Markdown: one row per component, nodes grouped by pool with
+// Render writes the verdict as Markdown: one row per component, nodes grouped by pool with
 // every node that is not ok listed by name, then the findings.
-func RenderCompatibility(w io.Writer, c *Compatibility) error {
+func Render(w io.Writer, c *Report) error {
 	var b strings.Builder
 	target := "the running versions"
 	if !c.To.IsZero() {

@@ -1,4 +1,4 @@
-package cni
+package compat
 
 import (
 	"fmt"
@@ -7,14 +7,14 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// CheckOptions select the rules that depend on an intended upgrade.
-type CheckOptions struct {
+// cniOptions select the rules that depend on an intended upgrade.
+type cniOptions struct {
 	// Target is the version the control plane is to move to; zero checks the current state only.
 	Target mesh.Version
 }
 
-// Check applies the istio-cni rules and returns findings in no particular order.
-func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+// cniRules applies the istio-cni rules and returns findings in no particular order.
+func cniRules(s *mesh.Snapshot, opts cniOptions) []plan.Finding {
 	var out []plan.Finding
 	add := func(f plan.Finding) { out = append(out, f) }
 	c := s.CNI
@@ -61,12 +61,12 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 			Message: fmt.Sprintf("istio-cni rollout is not complete: %d desired, %d updated, %d ready, %d available", c.Rollout.Desired, c.Rollout.Updated, c.Rollout.Ready, c.Rollout.Available),
 			Remedy:  fmt.Sprintf("kubectl -n %s rollout status daemonset/%s; find the nodes whose pod is not ready", c.Namespace, c.Name)})
 	}
-	out = append(out, checkNodes(s)...)
+	out = append(out, checkCNINodes(s)...)
 	out = append(out, checkRedirection(s)...)
 	return out
 }
 
-func checkNodes(s *mesh.Snapshot) []plan.Finding {
+func checkCNINodes(s *mesh.Snapshot) []plan.Finding {
 	var out []plan.Finding
 	ambient := s.AmbientNodes()
 	for _, n := range s.Nodes {

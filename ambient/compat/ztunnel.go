@@ -1,4 +1,4 @@
-package ztunnel
+package compat
 
 import (
 	"fmt"
@@ -10,20 +10,20 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// CheckOptions select the rules that depend on an intended upgrade.
-type CheckOptions struct {
+// ztunnelOptions select the rules that depend on an intended upgrade.
+type ztunnelOptions struct {
 	// Target is the version the control plane is to move to; zero checks the current state only.
 	Target mesh.Version
 }
 
 // Versions where ztunnel naming features appeared (istio-facts §1.3, §1.4).
 var (
-	// resourceNameFixed: the ztunnel chart's resourceName works from 1.25.1 (1.25.0 kept serviceAccountName: ztunnel).
-	resourceNameFixed = mesh.Version{Major: 1, Minor: 25, Patch: 1}
+	// ResourceNameFixed: the ztunnel chart's resourceName works from 1.25.1 (1.25.0 kept serviceAccountName: ztunnel).
+	ResourceNameFixed = mesh.Version{Major: 1, Minor: 25, Patch: 1}
 )
 
-// Check applies the ztunnel rules and returns findings in no particular order.
-func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
+// ztunnelRules applies the ztunnel rules and returns findings in no particular order.
+func ztunnelRules(s *mesh.Snapshot, opts ztunnelOptions) []plan.Finding {
 	var out []plan.Finding
 	add := func(f plan.Finding) { out = append(out, f) }
 	if len(s.Ztunnels) == 0 && s.AmbientInUse() {
@@ -35,29 +35,27 @@ func Check(s *mesh.Snapshot, opts CheckOptions) []plan.Finding {
 	for _, z := range s.Ztunnels {
 		out = append(out, checkVersion(s, z, opts)...)
 		if !z.Rollout.Complete() {
-			add(plan.Finding{Code: plan.CodeZtunnelRolloutIncomplete, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+			add(plan.Finding{Code: plan.CodeZtunnelRolloutIncomplete, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s rollout is not complete: %d desired, %d updated, %d ready", z.Namespace, z.Name, z.Rollout.Desired, z.Rollout.Updated, z.Rollout.Ready),
 				Remedy:  fmt.Sprintf("kubectl -n %s rollout status daemonset/%s", z.Namespace, z.Name)})
 		}
-		if (z.Name != "ztunnel" || z.ServiceAccount != "ztunnel") && !z.Version.IsZero() && z.Version.Less(resourceNameFixed) {
-			add(plan.Finding{Code: plan.CodeZtunnelRenameUnsupported, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
-				Message: fmt.Sprintf("ztunnel %s/%s (service account %q) runs %s; the chart's resourceName works only from %s", z.Namespace, z.Name, z.ServiceAccount, z.Version, resourceNameFixed),
+		if (z.Name != "ztunnel" || z.ServiceAccount != "ztunnel") && !z.Version.IsZero() && z.Version.Less(ResourceNameFixed) {
+			add(plan.Finding{Code: plan.CodeZtunnelRenameUnsupported, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
+				Message: fmt.Sprintf("ztunnel %s/%s (service account %q) runs %s; the chart's resourceName works only from %s", z.Namespace, z.Name, z.ServiceAccount, z.Version, ResourceNameFixed),
 				Remedy:  "keep the default name ztunnel until the mesh runs 1.25.1 or newer"})
 		}
 	}
 	out = append(out, checkOverlap(s)...)
 	out = append(out, checkPlacement(s)...)
 	out = append(out, checkTrust(s)...)
-	out = append(out, checkNodes(s)...)
+	out = append(out, checkZtunnelNodes(s)...)
 	return out
 }
 
-func component(z mesh.Ztunnel) string { return "ztunnel/" + z.Namespace + "/" + z.Name }
-
-func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts CheckOptions) []plan.Finding {
+func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts ztunnelOptions) []plan.Finding {
 	var out []plan.Finding
 	if z.Version.IsZero() {
-		return append(out, plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+		return append(out, plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
 			Message: fmt.Sprintf("the version of ztunnel %s/%s cannot be read from image %q", z.Namespace, z.Name, z.Image),
 			Remedy:  "use a released Istio image tag, or waive if you know the version"})
 	}
@@ -67,7 +65,7 @@ func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts CheckOptions) []plan.Fi
 			cps = append(cps, r)
 		}
 	} else if len(s.Revisions) > 0 {
-		out = append(out, plan.Finding{Code: plan.CodeZtunnelControlPlaneUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: component(z),
+		out = append(out, plan.Finding{Code: plan.CodeZtunnelControlPlaneUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
 			Message: fmt.Sprintf("cannot tell which istiod ztunnel %s/%s connects to (revision %q, XDS address %q); checked against every revision", z.Namespace, z.Name, z.Revision, z.XDSAddress),
 			Remedy:  "install ztunnel with --set revision=<revision> so the chart points it at istiod-<revision>"})
 		cps = s.Revisions
@@ -78,18 +76,18 @@ func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts CheckOptions) []plan.Fi
 		}
 		switch d := r.Version.MinorsAhead(z.Version); {
 		case d < 0:
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelAhead, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelAhead, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s runs %s, newer than istiod %q (%s) it connects to; ztunnel 1.x needs control plane 1.x or 1.x+1", z.Namespace, z.Name, z.Version, r.Name, r.Version),
 				Remedy:  fmt.Sprintf("point ztunnel at a revision running %s or newer, or roll ztunnel back to %s", z.Version.MinorString(), r.Version.MinorString())})
 		case d > 1:
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelBehind, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelBehind, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s runs %s, %d minors behind istiod %q (%s)", z.Namespace, z.Name, z.Version, d, r.Name, r.Version),
 				Remedy:  "upgrade ztunnel (node by node or blue-green) before anything else"})
 		}
 	}
 	if !opts.Target.IsZero() && opts.Target.MinorsAhead(z.Version) > 1 {
 		via := mesh.Version{Major: z.Version.Major, Minor: z.Version.Minor + 1}
-		out = append(out, plan.Finding{Code: plan.CodeDataPlaneWouldLag, Severity: plan.Blocking, Object: z.Ref(), Component: component(z),
+		out = append(out, plan.Finding{Code: plan.CodeDataPlaneWouldLag, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 			Message: fmt.Sprintf("moving the control plane to %s would leave ztunnel %s/%s (%s) %d minors behind", opts.Target, z.Namespace, z.Name, z.Version, opts.Target.MinorsAhead(z.Version)),
 			Remedy:  fmt.Sprintf("chain the upgrade through %s (control plane, CNI and ztunnel complete at each hop)", via.MinorString())})
 	}
@@ -114,7 +112,7 @@ func checkOverlap(s *mesh.Snapshot) []plan.Finding {
 			if a.Namespace != b.Namespace || !Overlap(a.Selector, b.Selector) {
 				continue
 			}
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelSelectorOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: component(b),
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelSelectorOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: b.Component(),
 				Message: fmt.Sprintf("ztunnel DaemonSets %s and %s in namespace %s have overlapping selectors (%s and %s); each would adopt the other's pods",
 					a.Name, b.Name, a.Namespace, selector(a.Selector), selector(b.Selector)),
 				Remedy: "run the second ztunnel in another namespace or give it a distinct selector label (the chart always selects app=ztunnel)"})
@@ -171,13 +169,13 @@ func checkTrust(s *mesh.Snapshot) []plan.Finding {
 		}
 		if len(untrusted) > 0 {
 			list := TrustList(r, untrusted...)
-			remedy := trustRemedy(s, r, list)
+			remedy := TrustRemedy(s, r, list)
 			for _, z := range untrusted {
 				sev := plan.Waivable
 				if rev, ok := s.ZtunnelRevision(z); !ok || rev == r.Name {
 					sev = plan.Blocking
 				}
-				out = append(out, plan.Finding{Code: plan.CodeZtunnelNotTrusted, Severity: sev, Object: z.Ref(), Component: component(z),
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelNotTrusted, Severity: sev, Object: z.Ref(), Component: z.Component(),
 					Message: fmt.Sprintf("istiod %q does not trust ztunnel service account %q (trusts %v); its certificate requests for workloads are refused", r.Name, z.Account(), r.TrustedZtunnelAccounts),
 					Remedy:  remedy,
 					Related: []mesh.ObjectRef{ref},
@@ -214,7 +212,7 @@ func TrustList(r mesh.Revision, zs ...mesh.Ztunnel) []string {
 // (istio/istio@1.23.0: manifests/charts/istio-control/istio-discovery/templates/deployment.yaml).
 var legacyEnvPrefix = mesh.Version{Major: 1, Minor: 24}
 
-// trustRemedy is the one command that sets revision r's trust list to list.
+// TrustRemedy is the one command that sets revision r's trust list to list.
 //
 // The istiod chart writes CA_TRUSTED_NODE_ACCOUNTS as "<trustedZtunnelNamespace>/<trustedZtunnelName>"
 // only when the user value env.CA_TRUSTED_NODE_ACCOUNTS is unset, and renders every env entry after
@@ -225,14 +223,14 @@ var legacyEnvPrefix = mesh.Version{Major: 1, Minor: 24}
 // same versions), so the list has no spaces. Helm's --set splits on commas (helm.sh/helm/v3@v3.22.0:
 // pkg/strvals/parser.go); --set-json takes the list as one JSON string, and survives Markdown, which
 // would drop the backslash of an escaped comma.
-func trustRemedy(s *mesh.Snapshot, r mesh.Revision, list []string) string {
+func TrustRemedy(s *mesh.Snapshot, r mesh.Revision, list []string) string {
 	value := strings.Join(list, ",")
-	h, ok := istiodRelease(s, r)
+	h, ok := IstiodRelease(s, r)
 	if !ok {
 		return fmt.Sprintf("istiod %q has no Helm release in the snapshot; set the whole list on its Deployment the way it was installed, e.g. kubectl -n %s set env deployment/%s CA_TRUSTED_NODE_ACCOUNTS=%s",
 			r.Name, r.Namespace, r.Deployment, value)
 	}
-	key := trustEnvKey(h, r.Version) + ".CA_TRUSTED_NODE_ACCOUNTS"
+	key := TrustEnvKey(h, r.Version) + ".CA_TRUSTED_NODE_ACCOUNTS"
 	version := h.ChartVersion
 	if version == "" && !r.Version.IsZero() {
 		version = r.Version.String()
@@ -245,10 +243,10 @@ func trustRemedy(s *mesh.Snapshot, r mesh.Revision, list []string) string {
 		cmd, key, value)
 }
 
-// trustEnvKey is where an istiod release's values set CA_TRUSTED_NODE_ACCOUNTS so that the chart
+// TrustEnvKey is where an istiod release's values set CA_TRUSTED_NODE_ACCOUNTS so that the chart
 // renders it: "env", or "pilot.env" on charts before 1.24 and on releases that set it there already
-// (see trustRemedy). v is the release's chart version when known.
-func trustEnvKey(h mesh.HelmRelease, v mesh.Version) string {
+// (see TrustRemedy). v is the release's chart version when known.
+func TrustEnvKey(h mesh.HelmRelease, v mesh.Version) string {
 	if cv, err := mesh.ParseVersion(h.ChartVersion); err == nil {
 		v = cv
 	}
@@ -258,8 +256,8 @@ func trustEnvKey(h mesh.HelmRelease, v mesh.Version) string {
 	return "env"
 }
 
-// envValues returns the values that set one env entry under key ("env" or "pilot.env").
-func envValues(key, name, value string) map[string]any {
+// EnvValues returns the values that set one env entry under key ("env" or "pilot.env").
+func EnvValues(key, name, value string) map[string]any {
 	env := map[string]any{"env": map[string]any{name: value}}
 	if key == "pilot.env" {
 		return map[string]any{"pilot": env}
@@ -276,8 +274,8 @@ func hasKey(m any, key string) bool {
 	return has
 }
 
-// istiodRelease finds the Helm release that installed revision r.
-func istiodRelease(s *mesh.Snapshot, r mesh.Revision) (mesh.HelmRelease, bool) {
+// IstiodRelease finds the Helm release that installed revision r.
+func IstiodRelease(s *mesh.Snapshot, r mesh.Revision) (mesh.HelmRelease, bool) {
 	if r.HelmRelease == "" {
 		return mesh.HelmRelease{}, false
 	}
@@ -291,7 +289,7 @@ func istiodRelease(s *mesh.Snapshot, r mesh.Revision) (mesh.HelmRelease, bool) {
 	return mesh.HelmRelease{}, false
 }
 
-func checkNodes(s *mesh.Snapshot) []plan.Finding {
+func checkZtunnelNodes(s *mesh.Snapshot) []plan.Finding {
 	if len(s.Ztunnels) == 0 {
 		return nil
 	}
@@ -363,13 +361,13 @@ func checkPlacement(s *mesh.Snapshot) []plan.Finding {
 			msg := fmt.Sprintf("ztunnels %s/%s and %s/%s", a.Namespace, a.Name, b.Namespace, b.Name)
 			remedy := "pin each to its own nodes with a required node affinity on one label: In for one colour, NotIn for the other"
 			if len(both) > 0 {
-				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: component(b),
-					Message: fmt.Sprintf("%s both schedule pods onto %d node(s): %s", msg, len(both), listSome(both, 5)),
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Blocking, Object: b.Ref(), Component: b.Component(),
+					Message: fmt.Sprintf("%s both schedule pods onto %d node(s): %s", msg, len(both), plan.ListSome(both, 5)),
 					Remedy:  remedy})
 				continue
 			}
 			if l, ok := mesh.PlacementsOverlap(a.NodeSelector, a.NodeAffinity, b.NodeSelector, b.NodeAffinity); ok {
-				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Waivable, Object: b.Ref(), Component: component(b),
+				out = append(out, plan.Finding{Code: plan.CodeZtunnelPlacementOverlap, Severity: plan.Waivable, Object: b.Ref(), Component: b.Component(),
 					Message: fmt.Sprintf("%s share no node now, but both would run on a new node labelled %s", msg, selector(l)),
 					Remedy:  remedy + "; waive if no such node can join"})
 			}
@@ -379,9 +377,3 @@ func checkPlacement(s *mesh.Snapshot) []plan.Finding {
 }
 
 // listSome lists up to n names, then how many more there are.
-func listSome(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
-}

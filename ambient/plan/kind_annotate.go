@@ -18,6 +18,9 @@ type Annotate struct {
 // Targets returns the objects the step annotates.
 func (a Annotate) Targets() []mesh.ObjectRef { return targets(a.Object, a.Objects) }
 
+// KindAnnotate is the kind of steps whose action is Step.Annotate.
+const KindAnnotate Kind = "Annotate"
+
 var annotateKind = kindSpec{
 	kind:    KindAnnotate,
 	payload: payloadOf(func(s *Step) *Annotate { return s.Annotate }),

@@ -39,6 +39,9 @@ func applyCommand(o map[string]any) string {
 	return "kubectl apply --server-side --field-manager=ambientkit -f - <<'EOF'\n" + strings.TrimSpace(string(y)) + "\nEOF"
 }
 
+// KindApplyObject is the kind of steps whose action is Step.ApplyObject.
+const KindApplyObject Kind = "ApplyObject"
+
 var applyObjectKind = kindSpec{
 	kind:    KindApplyObject,
 	payload: payloadOf(func(s *Step) *ApplyObject { return s.ApplyObject }),

@@ -5,12 +5,16 @@ type Approval struct {
 	Message string `json:"message"`
 }
 
+// KindApproval is the kind of steps whose action is Step.Approval.
+const KindApproval Kind = "Approval"
+
 var approvalKind = kindSpec{
 	kind:    KindApproval,
 	payload: payloadOf(func(s *Step) *Approval { return s.Approval }),
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
-	commands: func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
-	readOnly: true, keepsMesh: true,
+	commands:  func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
+	readOnly:  true,
+	keepsMesh: true,
 }

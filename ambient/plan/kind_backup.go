@@ -34,6 +34,9 @@ type BackupObject struct {
 // meshKindsCommand lists the Istio and Gateway API resources a namespace can hold.
 const meshKindsCommand = `$(kubectl api-resources --namespaced -o name | grep -E '\.istio\.io$|^[a-z]+\.gateway\.networking\.k8s\.io$' | paste -sd, -)`
 
+// KindBackup is the kind of steps whose action is Step.Backup.
+const KindBackup Kind = "Backup"
+
 var backupKind = kindSpec{
 	kind:    KindBackup,
 	payload: payloadOf(func(s *Step) *Backup { return s.Backup }),

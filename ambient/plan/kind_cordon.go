@@ -12,6 +12,9 @@ func validateNodeRef(n *NodeRef, where string, bad func(string, ...any)) {
 	mustNotBeEmpty(where, "node", n.Node, bad)
 }
 
+// KindCordon is the kind of steps whose action is Step.Cordon.
+const KindCordon Kind = "Cordon"
+
 var cordonKind = kindSpec{
 	kind:     KindCordon,
 	payload:  payloadOf(func(s *Step) *NodeRef { return s.Cordon }),

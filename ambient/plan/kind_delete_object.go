@@ -15,6 +15,9 @@ type DeleteObject struct {
 	BackupStep string `json:"backupStep"`
 }
 
+// KindDeleteObject is the kind of steps whose action is Step.DeleteObject.
+const KindDeleteObject Kind = "DeleteObject"
+
 var deleteObjectKind = kindSpec{
 	kind:    KindDeleteObject,
 	payload: payloadOf(func(s *Step) *DeleteObject { return s.DeleteObject }),

@@ -9,6 +9,9 @@ type PodSelection struct {
 	Node      string            `json:"node,omitempty"`
 }
 
+// KindDeletePod is the kind of steps whose action is Step.DeletePod.
+const KindDeletePod Kind = "DeletePod"
+
 var deletePodKind = kindSpec{
 	kind:    KindDeletePod,
 	payload: payloadOf(func(s *Step) *PodSelection { return s.DeletePod }),

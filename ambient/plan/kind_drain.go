@@ -25,6 +25,9 @@ type NodeDrain struct {
 	KeepJobs bool `json:"keepJobs,omitempty"`
 }
 
+// KindDrain is the kind of steps whose action is Step.Drain.
+const KindDrain Kind = "Drain"
+
 var drainKind = kindSpec{
 	kind:    KindDrain,
 	payload: payloadOf(func(s *Step) *NodeDrain { return s.Drain }),

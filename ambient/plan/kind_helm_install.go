@@ -1,5 +1,8 @@
 package plan
 
+// KindHelmInstall is the kind of steps whose action is Step.HelmInstall.
+const KindHelmInstall Kind = "HelmInstall"
+
 var helmInstallKind = kindSpec{
 	kind:    KindHelmInstall,
 	payload: payloadOf(func(s *Step) *HelmRelease { return s.HelmInstall }),

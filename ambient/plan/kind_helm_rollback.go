@@ -10,6 +10,9 @@ type HelmRollback struct {
 	Revision int `json:"revision"`
 }
 
+// KindHelmRollback is the kind of steps whose action is Step.HelmRollback.
+const KindHelmRollback Kind = "HelmRollback"
+
 var helmRollbackKind = kindSpec{
 	kind:    KindHelmRollback,
 	payload: payloadOf(func(s *Step) *HelmRollback { return s.HelmRollback }),

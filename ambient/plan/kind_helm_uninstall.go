@@ -17,6 +17,9 @@ type HelmUninstall struct {
 	FromVersion string `json:"fromVersion,omitempty"`
 }
 
+// KindHelmUninstall is the kind of steps whose action is Step.HelmUninstall.
+const KindHelmUninstall Kind = "HelmUninstall"
+
 var helmUninstallKind = kindSpec{
 	kind:    KindHelmUninstall,
 	payload: payloadOf(func(s *Step) *HelmUninstall { return s.HelmUninstall }),

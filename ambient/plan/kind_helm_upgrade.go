@@ -1,5 +1,8 @@
 package plan
 
+// KindHelmUpgrade is the kind of steps whose action is Step.HelmUpgrade.
+const KindHelmUpgrade Kind = "HelmUpgrade"
+
 var helmUpgradeKind = kindSpec{
 	kind:    KindHelmUpgrade,
 	payload: payloadOf(func(s *Step) *HelmRelease { return s.HelmUpgrade }),

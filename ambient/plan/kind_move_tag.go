@@ -17,6 +17,9 @@ type TagMove struct {
 	ChartVersion string `json:"chartVersion,omitempty"`
 }
 
+// KindMoveTag is the kind of steps whose action is Step.MoveTag.
+const KindMoveTag Kind = "MoveTag"
+
 var moveTagKind = kindSpec{
 	kind:    KindMoveTag,
 	payload: payloadOf(func(s *Step) *TagMove { return s.MoveTag }),

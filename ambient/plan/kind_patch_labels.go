@@ -17,6 +17,9 @@ type PatchLabels struct {
 // Targets returns the objects the step labels.
 func (p PatchLabels) Targets() []mesh.ObjectRef { return targets(p.Object, p.Objects) }
 
+// KindPatchLabels is the kind of steps whose action is Step.PatchLabels.
+const KindPatchLabels Kind = "PatchLabels"
+
 var patchLabelsKind = kindSpec{
 	kind:    KindPatchLabels,
 	payload: payloadOf(func(s *Step) *PatchLabels { return s.PatchLabels }),

@@ -20,6 +20,9 @@ type Reinject struct {
 	BatchSize int              `json:"batchSize,omitempty"`
 }
 
+// KindReinject is the kind of steps whose action is Step.Reinject.
+const KindReinject Kind = "Reinject"
+
 var reinjectKind = kindSpec{
 	kind:    KindReinject,
 	payload: payloadOf(func(s *Step) *Reinject { return s.Reinject }),

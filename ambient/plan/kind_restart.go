@@ -13,6 +13,9 @@ type Restart struct {
 	BatchSize int              `json:"batchSize,omitempty"`
 }
 
+// KindRestart is the kind of steps whose action is Step.Restart.
+const KindRestart Kind = "Restart"
+
 var restartKind = kindSpec{
 	kind:    KindRestart,
 	payload: payloadOf(func(s *Step) *Restart { return s.Restart }),

@@ -17,6 +17,9 @@ type Restore struct {
 	File string `json:"file,omitempty"`
 }
 
+// KindRestore is the kind of steps whose action is Step.Restore.
+const KindRestore Kind = "Restore"
+
 var restoreKind = kindSpec{
 	kind:    KindRestore,
 	payload: payloadOf(func(s *Step) *Restore { return s.Restore }),

@@ -1,5 +1,8 @@
 package plan
 
+// KindUncordon is the kind of steps whose action is Step.Uncordon.
+const KindUncordon Kind = "Uncordon"
+
 var uncordonKind = kindSpec{
 	kind:     KindUncordon,
 	payload:  payloadOf(func(s *Step) *NodeRef { return s.Uncordon }),

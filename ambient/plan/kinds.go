@@ -2,8 +2,8 @@ package plan
 
 // kindSpec is what the plan package knows about one action kind: where its payload sits in a Step,
 // how it is validated and which commands a person would type to do it by hand. Every kind's spec is
-// defined in its own file, kind_<action>.go, next to its payload type, and listed once in kindSpecs.
-// A test fails when a Step action field has no spec or a spec misses a part.
+// defined in its own file, kind_<action>.go, next to its payload type and its Kind constant, and
+// listed once in kindSpecs. A test fails when a Step action field has no spec or a spec misses a part.
 type kindSpec struct {
 	kind Kind
 	// payload returns the step's payload of this kind, nil when the field is not set.

@@ -32,4 +32,5 @@ var annotateKind = kindSpec{
 		a := s.Annotate
 		return []string{metadataCommand("annotate", a.Object, a.Objects, a.Set, a.Remove)}
 	},
+	node: func(s *Step) string { return nodeObject(s.Annotate.Object) },
 }

@@ -49,4 +49,5 @@ var applyObjectKind = kindSpec{
 		validateObject(s.ApplyObject.Object, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
+	node:     noNode,
 }

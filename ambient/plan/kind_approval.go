@@ -15,6 +15,7 @@ var approvalKind = kindSpec{
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
 	commands:  func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
+	node:      noNode,
 	readOnly:  true,
 	keepsMesh: true,
 }

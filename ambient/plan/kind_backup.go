@@ -82,5 +82,6 @@ var backupKind = kindSpec{
 		}
 		return out
 	},
+	node:      noNode,
 	keepsMesh: true,
 }

@@ -20,4 +20,5 @@ var cordonKind = kindSpec{
 	payload:  payloadOf(func(s *Step) *NodeRef { return s.Cordon }),
 	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
 	commands: func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
+	node:     func(s *Step) string { return s.Cordon.Node },
 }

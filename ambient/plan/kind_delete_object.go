@@ -30,4 +30,5 @@ var deleteObjectKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("kubectl delete %s", kubectlTarget(s.DeleteObject.Object))}
 	},
+	node: noNode,
 }

@@ -29,4 +29,5 @@ var deletePodKind = kindSpec{
 		}
 		return []string{c}
 	},
+	node: func(s *Step) string { return s.DeletePod.Node },
 }

@@ -58,4 +58,5 @@ var drainKind = kindSpec{
 		}
 		return []string{c}
 	},
+	node: func(s *Step) string { return s.Drain.Node },
 }

@@ -28,6 +28,7 @@ var healthGateKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("# health gate %q on %s: check error rate, TCP resets and latency before going on", s.HealthGate.Probe, s.HealthGate.Scope)}
 	},
+	node:      noNode,
 	readOnly:  true,
 	keepsMesh: true,
 }

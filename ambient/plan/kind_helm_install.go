@@ -10,4 +10,5 @@ var helmInstallKind = kindSpec{
 		validateHelmRelease(s.HelmInstall, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
+	node:     noNode,
 }

@@ -29,4 +29,5 @@ var helmRollbackKind = kindSpec{
 		r := s.HelmRollback
 		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
 	},
+	node: noNode,
 }

@@ -31,4 +31,5 @@ var helmUninstallKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
 	},
+	node: noNode,
 }

@@ -10,4 +10,5 @@ var helmUpgradeKind = kindSpec{
 		validateHelmRelease(s.HelmUpgrade, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("upgrade", s.HelmUpgrade)} },
+	node:     noNode,
 }

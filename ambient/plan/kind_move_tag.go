@@ -52,4 +52,5 @@ var moveTagKind = kindSpec{
 			version, templates, m.Tag, m.To, m.Namespace))
 		return out
 	},
+	node: noNode,
 }

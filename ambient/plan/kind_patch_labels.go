@@ -31,4 +31,5 @@ var patchLabelsKind = kindSpec{
 		p := s.PatchLabels
 		return []string{metadataCommand("label", p.Object, p.Objects, p.Set, p.Remove)}
 	},
+	node: func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
 }

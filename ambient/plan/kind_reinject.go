@@ -55,4 +55,5 @@ var reinjectKind = kindSpec{
 		}
 		return out
 	},
+	node: noNode,
 }

@@ -41,4 +41,5 @@ var restartKind = kindSpec{
 		}
 		return out
 	},
+	node: noNode,
 }

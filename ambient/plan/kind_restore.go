@@ -49,4 +49,5 @@ var restoreKind = kindSpec{
 		}
 		return out
 	},
+	node: noNode,
 }

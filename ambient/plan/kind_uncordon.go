@@ -8,4 +8,5 @@ var uncordonKind = kindSpec{
 	payload:  payloadOf(func(s *Step) *NodeRef { return s.Uncordon }),
 	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Uncordon, where, bad) },
 	commands: func(s *Step) []string { return []string{"kubectl uncordon " + s.Uncordon.Node} },
+	node:     func(s *Step) string { return s.Uncordon.Node },
 }

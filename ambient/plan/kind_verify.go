@@ -28,6 +28,7 @@ var verifyKind = kindSpec{
 		}
 		return out
 	},
+	node:      noNode,
 	readOnly:  true,
 	keepsMesh: true,
 }

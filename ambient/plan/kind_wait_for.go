@@ -24,6 +24,7 @@ var waitForKind = kindSpec{
 		}
 		return nil
 	},
+	node:      noNode,
 	readOnly:  true,
 	keepsMesh: true,
 }

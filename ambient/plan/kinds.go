@@ -1,9 +1,11 @@
 package plan
 
 // kindSpec is what the plan package knows about one action kind: where its payload sits in a Step,
-// how it is validated and which commands a person would type to do it by hand. Every kind's spec is
-// defined in its own file, kind_<action>.go, next to its payload type and its Kind constant, and
-// listed once in kindSpecs. A test fails when a Step action field has no spec or a spec misses a part.
+// how it is validated, which commands a person would type to do it by hand and the node it works
+// on. Every kind's spec is defined in its own file, kind_<action>.go, next to its payload type and
+// its Kind constant, and listed once in kindSpecs. Every part is set in every spec, to its kind's
+// value or to the shared value that says "none" (noNode), so that a spec cannot forget one: a test
+// fails when a Step action field has no spec or a spec misses a part.
 type kindSpec struct {
 	kind Kind
 	// payload returns the step's payload of this kind, nil when the field is not set.
@@ -12,12 +14,19 @@ type kindSpec struct {
 	validate func(s *Step, where string, bad func(string, ...any))
 	// commands are the helm and kubectl commands that do the step by hand.
 	commands func(s *Step) []string
+	// node names the node the step's action works on, "" when it works on none (noNode): Step.Node.
+	node func(s *Step) string
 	// readOnly kinds only look at the cluster (waits, checks, approvals, health gates).
 	readOnly bool
 	// keepsMesh kinds change nothing in the mesh itself (read-only kinds and Backup, which writes only
 	// to the backup store); the runbook says of the others when they have no rollback.
 	keepsMesh bool
 }
+
+// The parts of kind specs that say "none".
+
+// noNode is the node of kinds whose action works on no node.
+func noNode(*Step) string { return "" }
 
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{

@@ -93,3 +93,14 @@ func (s *Step) Action() any {
 	}
 	return spec.payload(s)
 }
+
+// Node returns the node the step's action works on: the node of a Cordon, an Uncordon or a Drain,
+// the Node of a DeletePod, the object of a PatchLabels or an Annotate when it is a Node. It is ""
+// when the action works on no node, or when the step has no action or several.
+func (s *Step) Node() string {
+	spec, ok := specOf(s.Kind())
+	if !ok {
+		return ""
+	}
+	return spec.node(s)
+}

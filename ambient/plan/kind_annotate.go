@@ -32,5 +32,7 @@ var annotateKind = kindSpec{
 		a := s.Annotate
 		return []string{metadataCommand("annotate", a.Object, a.Objects, a.Set, a.Remove)}
 	},
-	node: func(s *Step) string { return nodeObject(s.Annotate.Object) },
+	node:    func(s *Step) string { return nodeObject(s.Annotate.Object) },
+	summary: noSummary,
+	timing:  noTiming,
 }

@@ -50,4 +50,6 @@ var applyObjectKind = kindSpec{
 	},
 	commands: func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
 	node:     noNode,
+	summary:  noSummary,
+	timing:   noTiming,
 }

@@ -14,8 +14,13 @@ var approvalKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
-	commands:  func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
-	node:      noNode,
+	commands: func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
+	node:     noNode,
+	summary:  noSummary,
+	timing: func(t *timing, _ *Step) {
+		t.approvals++
+		t.count("approval")
+	},
 	readOnly:  true,
 	keepsMesh: true,
 }

@@ -83,5 +83,7 @@ var backupKind = kindSpec{
 		return out
 	},
 	node:      noNode,
+	summary:   noSummary,
+	timing:    noTiming,
 	keepsMesh: true,
 }

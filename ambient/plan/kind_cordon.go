@@ -21,4 +21,6 @@ var cordonKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
 	commands: func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
 	node:     func(s *Step) string { return s.Cordon.Node },
+	summary:  noSummary,
+	timing:   noTiming,
 }

@@ -30,5 +30,7 @@ var deleteObjectKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("kubectl delete %s", kubectlTarget(s.DeleteObject.Object))}
 	},
-	node: noNode,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
 }

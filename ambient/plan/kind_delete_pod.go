@@ -29,5 +29,7 @@ var deletePodKind = kindSpec{
 		}
 		return []string{c}
 	},
-	node: func(s *Step) string { return s.DeletePod.Node },
+	node:    func(s *Step) string { return s.DeletePod.Node },
+	summary: noSummary,
+	timing:  noTiming,
 }

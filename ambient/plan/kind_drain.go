@@ -58,5 +58,7 @@ var drainKind = kindSpec{
 		}
 		return []string{c}
 	},
-	node: func(s *Step) string { return s.Drain.Node },
+	node:    func(s *Step) string { return s.Drain.Node },
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.bound("drain", s.Drain.TimeoutSeconds) },
 }

@@ -28,7 +28,12 @@ var healthGateKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("# health gate %q on %s: check error rate, TCP resets and latency before going on", s.HealthGate.Probe, s.HealthGate.Scope)}
 	},
-	node:      noNode,
+	node:    noNode,
+	summary: noSummary,
+	timing: func(t *timing, s *Step) {
+		t.settle += s.HealthGate.SettleSeconds
+		t.count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
+	},
 	readOnly:  true,
 	keepsMesh: true,
 }

@@ -11,4 +11,9 @@ var helmInstallKind = kindSpec{
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
 	node:     noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		h := s.HelmInstall
+		return helmRow(h.Namespace, h.Release, h.Chart.Name, "–", h.Chart.Version, "install"), true
+	},
+	timing: helmTiming,
 }

@@ -30,4 +30,9 @@ var helmRollbackKind = kindSpec{
 		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
 	},
 	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		r := s.HelmRollback
+		return helmRow(r.Namespace, r.Release, "", "?", fmt.Sprintf("Helm revision %d", r.Revision), "roll back"), true
+	},
+	timing: helmTiming,
 }

@@ -32,4 +32,13 @@ var helmUninstallKind = kindSpec{
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
 	},
 	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		h := s.HelmUninstall
+		how := "uninstall"
+		if h.BackupStep != "" {
+			how = "back up, uninstall"
+		}
+		return helmRow(h.Namespace, h.Release, "", orUnknown(h.FromVersion), "removed", how), true
+	},
+	timing: helmTiming,
 }

@@ -11,4 +11,13 @@ var helmUpgradeKind = kindSpec{
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("upgrade", s.HelmUpgrade)} },
 	node:     noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		h := s.HelmUpgrade
+		how := "upgrade"
+		if h.FromVersion == h.Chart.Version {
+			how = "values"
+		}
+		return helmRow(h.Namespace, h.Release, h.Chart.Name, orUnknown(h.FromVersion), h.Chart.Version, how), true
+	},
+	timing: helmTiming,
 }

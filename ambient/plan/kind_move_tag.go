@@ -53,4 +53,9 @@ var moveTagKind = kindSpec{
 		return out
 	},
 	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		m := s.MoveTag
+		return summaryRow{key: "tag " + m.Tag, name: "tag " + m.Tag, current: orUnknown(m.From), target: m.To, how: "move"}, true
+	},
+	timing: noTiming,
 }

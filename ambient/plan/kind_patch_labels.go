@@ -31,5 +31,7 @@ var patchLabelsKind = kindSpec{
 		p := s.PatchLabels
 		return []string{metadataCommand("label", p.Object, p.Objects, p.Set, p.Remove)}
 	},
-	node: func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
+	node:    func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
+	summary: noSummary,
+	timing:  noTiming,
 }

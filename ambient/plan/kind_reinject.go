@@ -55,5 +55,7 @@ var reinjectKind = kindSpec{
 		}
 		return out
 	},
-	node: noNode,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
 }

@@ -41,5 +41,7 @@ var restartKind = kindSpec{
 		}
 		return out
 	},
-	node: noNode,
+	node:    noNode,
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.restarts += len(s.Restart.Workloads) },
 }

@@ -49,5 +49,7 @@ var restoreKind = kindSpec{
 		}
 		return out
 	},
-	node: noNode,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
 }

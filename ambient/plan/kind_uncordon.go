@@ -9,4 +9,6 @@ var uncordonKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Uncordon, where, bad) },
 	commands: func(s *Step) []string { return []string{"kubectl uncordon " + s.Uncordon.Node} },
 	node:     func(s *Step) string { return s.Uncordon.Node },
+	summary:  noSummary,
+	timing:   noTiming,
 }

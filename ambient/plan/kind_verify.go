@@ -29,6 +29,8 @@ var verifyKind = kindSpec{
 		return out
 	},
 	node:      noNode,
+	summary:   noSummary,
+	timing:    noTiming,
 	readOnly:  true,
 	keepsMesh: true,
 }

@@ -25,6 +25,8 @@ var waitForKind = kindSpec{
 		return nil
 	},
 	node:      noNode,
+	summary:   noSummary,
+	timing:    func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
 	readOnly:  true,
 	keepsMesh: true,
 }

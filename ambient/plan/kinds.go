@@ -1,11 +1,12 @@
 package plan
 
 // kindSpec is what the plan package knows about one action kind: where its payload sits in a Step,
-// how it is validated, which commands a person would type to do it by hand and the node it works
-// on. Every kind's spec is defined in its own file, kind_<action>.go, next to its payload type and
-// its Kind constant, and listed once in kindSpecs. Every part is set in every spec, to its kind's
-// value or to the shared value that says "none" (noNode), so that a spec cannot forget one: a test
-// fails when a Step action field has no spec or a spec misses a part.
+// how it is validated, which commands a person would type to do it by hand, the node it works on
+// and what it adds to the runbook's summary. Every kind's spec is defined in its own file,
+// kind_<action>.go, next to its payload type and its Kind constant, and listed once in kindSpecs.
+// Every part is set in every spec, to its kind's value or to the shared value that says "none"
+// (noNode, noSummary, noTiming), so that a spec cannot forget one: a test fails when a Step action
+// field has no spec or a spec misses a part.
 type kindSpec struct {
 	kind Kind
 	// payload returns the step's payload of this kind, nil when the field is not set.
@@ -16,6 +17,12 @@ type kindSpec struct {
 	commands func(s *Step) []string
 	// node names the node the step's action works on, "" when it works on none (noNode): Step.Node.
 	node func(s *Step) string
+	// summary is the step's part of the row of the component it changes in the runbook's "What
+	// changes" table; ok is false when it changes none there (noSummary).
+	summary func(s *Step) (row summaryRow, ok bool)
+	// timing adds what the step waits for, or takes as long as it takes, to the runbook's Phases
+	// table (noTiming).
+	timing func(t *timing, s *Step)
 	// readOnly kinds only look at the cluster (waits, checks, approvals, health gates).
 	readOnly bool
 	// keepsMesh kinds change nothing in the mesh itself (read-only kinds and Backup, which writes only
@@ -27,6 +34,12 @@ type kindSpec struct {
 
 // noNode is the node of kinds whose action works on no node.
 func noNode(*Step) string { return "" }
+
+// noSummary is the summary of kinds that change no component of the "What changes" table.
+func noSummary(*Step) (summaryRow, bool) { return summaryRow{}, false }
+
+// noTiming is the timing of kinds that neither wait nor take a time the Phases table names.
+func noTiming(*timing, *Step) {}
 
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{

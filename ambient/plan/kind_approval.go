@@ -21,6 +21,9 @@ var approvalKind = kindSpec{
 		t.approvals++
 		t.count("approval")
 	},
-	readOnly:  true,
-	keepsMesh: true,
+	// The Approve hook answers: nothing of the cluster.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -82,8 +82,29 @@ var backupKind = kindSpec{
 		}
 		return out
 	},
-	node:      noNode,
-	summary:   noSummary,
-	timing:    noTiming,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// action_backup.go: a GET of each object, a Helm read of each release, and for a namespace one LIST
+	// of the CRDs, then one LIST per Istio and Gateway API kind the cluster serves. Writing the backup
+	// is the executor's backup store's business.
+	permissions: func(s *Step, _ bool, n need) {
+		b := s.Backup
+		for _, o := range b.Objects {
+			if o.HelmRelease != "" {
+				n.add("list", "", "secrets", o.Object.Namespace, "", srcHelmStorage)
+				continue
+			}
+			g, res := Resource(o.APIVersion, o.Object.Kind)
+			n.add("get", g, res, o.Object.Namespace, o.Object.Name)
+		}
+		if b.Namespace != "" {
+			n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "")
+			for _, g := range meshGroups {
+				n.add("list", g, "*", b.Namespace, "", srcMeshGroups)
+			}
+		}
+	},
+	release:   noRelease,
 	keepsMesh: true,
 }

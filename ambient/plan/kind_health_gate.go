@@ -34,6 +34,9 @@ var healthGateKind = kindSpec{
 		t.settle += s.HealthGate.SettleSeconds
 		t.count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
 	},
-	readOnly:  true,
-	keepsMesh: true,
+	// The caller's probe answers: nothing of the cluster.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -28,9 +28,12 @@ var verifyKind = kindSpec{
 		}
 		return out
 	},
-	node:      noNode,
-	summary:   noSummary,
-	timing:    noTiming,
-	readOnly:  true,
-	keepsMesh: true,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// The checks' needs are added with every step's checks.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -24,9 +24,12 @@ var waitForKind = kindSpec{
 		}
 		return nil
 	},
-	node:      noNode,
-	summary:   noSummary,
-	timing:    func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
-	readOnly:  true,
-	keepsMesh: true,
+	node:    noNode,
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
+	// The check's needs are added with every step's checks.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -26,7 +26,7 @@ func finished(changes ...string) outcome { return outcome{finished: true, change
 
 // action is how the executor carries out one action kind. Each kind's action is defined in its own
 // file, action_<kind>.go, and listed once in actions; a test fails when plan.Kinds() has a kind this
-// table lacks.
+// table lacks, or an action misses its journal policy.
 type action struct {
 	// run carries out one bounded unit of the step. In a dry run (r.dry) it changes nothing and says
 	// what it would change. It is idempotent: run again after it finished, or after a crash between
@@ -40,6 +40,9 @@ type action struct {
 	// event; it looks only where the node's absence shows (a NotFound, no pod left), so a node that is
 	// there costs no extra request.
 	node func(st *plan.Step) string
+	// journal says when the journal records a finished step of the kind (journalAtOnce, journalLooks,
+	// ...: see journalPolicy). It must be set.
+	journal *journalPolicy
 	// counts, when set, names what a finished step counts in node progress events ("drained").
 	counts string
 	// objects, when set, names the objects the step changes, from its payload; they are reported in

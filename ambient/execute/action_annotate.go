@@ -14,4 +14,5 @@ var annotateAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.Annotate.Targets() },
 	node:    func(st *plan.Step) string { return nodeName(st.Annotate.Object) },
+	journal: journalAtOnce,
 }

@@ -11,6 +11,8 @@ var approvalAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.approval(ctx, r, st)
 	},
+	// Approvals are recorded at once: nobody is asked twice.
+	journal: journalAtOnce,
 }
 
 func (e *Executor) approval(ctx context.Context, r *run, st *plan.Step) (outcome, error) {

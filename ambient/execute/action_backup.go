@@ -20,6 +20,7 @@ var backupAction = action{
 		}
 		return out
 	},
+	journal: journalAtOnce,
 }
 
 // backup runs a Backup step: read every object (or Helm release), write them, read them back and

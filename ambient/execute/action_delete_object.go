@@ -17,6 +17,7 @@ var deleteObjectAction = action{
 		return e.deleteObject(ctx, r, st, rec, st.DeleteObject)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.DeleteObject.Object} },
+	journal: journalAtOnce,
 }
 
 func refObject(apiVersion string, ref mesh.ObjectRef) (*unstructured.Unstructured, error) {

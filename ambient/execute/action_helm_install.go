@@ -23,6 +23,7 @@ var helmInstallAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmInstall.Namespace, st.HelmInstall.Release)
 	},
+	journal: journalAtOnce,
 }
 
 func (e *Executor) helmInstall(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -16,6 +16,7 @@ var helmRollbackAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmRollback.Namespace, st.HelmRollback.Release)
 	},
+	journal: journalAtOnce,
 }
 
 func (e *Executor) helmRollback(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRollback) (outcome, error) {

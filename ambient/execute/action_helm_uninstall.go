@@ -16,6 +16,7 @@ var helmUninstallAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmUninstall.Namespace, st.HelmUninstall.Release)
 	},
+	journal: journalAtOnce,
 }
 
 func (e *Executor) helmUninstall(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, u *plan.HelmUninstall) (outcome, error) {

@@ -34,6 +34,7 @@ var helmUpgradeAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmUpgrade.Namespace, st.HelmUpgrade.Release)
 	},
+	journal: journalAtOnce,
 }
 
 func (e *Executor) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -35,4 +35,5 @@ var moveTagAction = action{
 		}
 		return out
 	},
+	journal: journalAtOnce,
 }

@@ -23,6 +23,7 @@ var patchLabelsAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.PatchLabels.Targets() },
 	node:    func(st *plan.Step) string { return nodeName(st.PatchLabels.Object) },
+	journal: journalAtOnce,
 }
 
 // nodeName is the object's name when it is a node, else "".

@@ -11,6 +11,7 @@ var restoreAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.restore(ctx, r, st.Restore)
 	},
+	journal: journalAtOnce,
 }
 
 // restore applies objects again from a backup, checked against the digest recorded when it was

@@ -13,4 +13,5 @@ var uncordonAction = action{
 	},
 	node:    func(st *plan.Step) string { return st.Uncordon.Node },
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Uncordon.Node) },
+	journal: schedulingJournal,
 }

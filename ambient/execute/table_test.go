@@ -7,15 +7,42 @@ import (
 )
 
 // TestEveryKindAndCheckHasAnImplementation fails when plan has an action kind or a check type the
-// executor's tables do not handle.
+// executor's tables do not handle, or when an action misses a part it must declare.
 func TestEveryKindAndCheckHasAnImplementation(t *testing.T) {
+	kinds := map[plan.Kind]bool{}
+	for _, k := range plan.Kinds() {
+		kinds[k] = true
+	}
 	for _, k := range plan.Kinds() {
 		a, ok := actions[k]
 		if !ok || a.run == nil {
 			t.Errorf("action kind %s has no entry in actions (action_<kind>.go)", k)
+			continue
 		}
 		if a.counts != "" && a.node == nil {
 			t.Errorf("action kind %s counts %q per node but names no node", k, a.counts)
+		}
+		j := a.journal
+		if j == nil {
+			t.Errorf("action kind %s has no journal policy (journal: journalAtOnce, journalLooks, ...)", k)
+			continue
+		}
+		if !j.later && (j.acrossAll || len(j.across) > 0) {
+			t.Errorf("action kind %s: its completion is recorded at once, yet its policy says across which steps it stays unrecorded", k)
+		}
+		if j.acrossAll && len(j.across) > 0 {
+			t.Errorf("action kind %s: its journal policy is both acrossAll and across some kinds", k)
+		}
+		for next, m := range j.across {
+			if !kinds[next] {
+				t.Errorf("action kind %s: its journal policy names kind %s, which plan does not have", k, next)
+			}
+			if m != anyNode && m != sameNode && m != otherNode {
+				t.Errorf("action kind %s: its journal policy says %d for kind %s; want anyNode, sameNode or otherNode", k, m, next)
+			}
+		}
+		if j.recordsItself && k.ReadOnly() {
+			t.Errorf("action kind %s only looks, yet its journal policy says it writes the journal before its first write", k)
 		}
 	}
 	if len(actions) != len(plan.Kinds()) {

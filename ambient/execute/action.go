@@ -27,6 +27,11 @@ func finished(changes ...string) outcome { return outcome{finished: true, change
 // action is how the executor carries out one action kind. Each kind's action is defined in its own
 // file, action_<kind>.go, and listed once in actions; a test fails when plan.Kinds() has a kind this
 // table lacks, or an action misses its journal policy.
+//
+// The node a step works on is the plan's (plan.Step.Node). Actions of kinds that work on a node
+// finish, having done nothing, when the node is gone (removed by an autoscaler or Karpenter since
+// planning), with a NodeGone event (markGone, nodeGone); they look only where the node's absence
+// shows (a NotFound, no pod left), so a node that is there costs no extra request.
 type action struct {
 	// run carries out one bounded unit of the step. In a dry run (r.dry) it changes nothing and says
 	// what it would change. It is idempotent: run again after it finished, or after a crash between
@@ -35,15 +40,11 @@ type action struct {
 	// stale, when set, says what changed in the live mesh since planning that the step depends on;
 	// first is shared by the steps of one plan (a release upgraded twice is judged at its first).
 	stale func(st *plan.Step, s *mesh.Snapshot, first map[string]bool, add func(format string, a ...any))
-	// node, when set, names the node a step works on. Such an action finishes, having done nothing,
-	// when the node is gone (removed by an autoscaler or Karpenter since planning), with a NodeGone
-	// event; it looks only where the node's absence shows (a NotFound, no pod left), so a node that is
-	// there costs no extra request.
-	node func(st *plan.Step) string
 	// journal says when the journal records a finished step of the kind (journalAtOnce, journalLooks,
 	// ...: see journalPolicy). It must be set.
 	journal *journalPolicy
-	// counts, when set, names what a finished step counts in node progress events ("drained").
+	// counts, when set, names what a finished step counts in node progress events ("drained"); only
+	// steps that work on a node (plan.Step.Node) count.
 	counts string
 	// objects, when set, names the objects the step changes, from its payload; they are reported in
 	// StepResult.Objects.

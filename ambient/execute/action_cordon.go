@@ -17,7 +17,6 @@ var cordonAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Cordon.Node, true)
 	},
-	node:    func(st *plan.Step) string { return st.Cordon.Node },
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
 	journal: schedulingJournal,
 }

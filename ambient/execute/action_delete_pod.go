@@ -19,7 +19,6 @@ var deletePodAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.deletePods(ctx, r, st, rec, st.DeletePod)
 	},
-	node:    func(st *plan.Step) string { return st.DeletePod.Node },
 	counts:  "pods replaced",
 	journal: deletePodJournal,
 }

@@ -22,7 +22,6 @@ var drainAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},
-	node:    func(st *plan.Step) string { return st.Drain.Node },
 	counts:  "drained",
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Drain.Node) },
 	journal: drainJournal,

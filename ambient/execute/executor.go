@@ -115,7 +115,7 @@ func newRun(p *plan.Plan, hash string, dry bool) *run {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		r.index[st.ID] = i
-		if a, ok := actions[st.Kind()]; ok && a.counts != "" && a.node != nil && a.node(st) != "" {
+		if a, ok := actions[st.Kind()]; ok && a.counts != "" && st.Node() != "" {
 			r.totals[a.counts]++
 			r.counted[st.ID] = r.totals[a.counts]
 		}
@@ -580,7 +580,7 @@ func (e *Executor) nodeProgress(r *run, st *plan.Step) {
 		return
 	}
 	a := actions[st.Kind()]
-	node := a.node(st)
+	node := st.Node()
 	ev := e.stepEvent(r, st, EventStepProgress, fmt.Sprintf("node %d/%d %s (%s)", n, r.totals[a.counts], a.counts, node))
 	ev.Done, ev.Of, ev.Node = n, r.totals[a.counts], node
 	e.emit(ev)

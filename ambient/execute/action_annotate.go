@@ -14,4 +14,5 @@ var annotateAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.Annotate.Targets() },
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }

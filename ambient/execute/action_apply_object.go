@@ -16,6 +16,7 @@ var applyObjectAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.ApplyObject.Ref()} },
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func objectFromPlan(m map[string]any) (*unstructured.Unstructured, error) {

@@ -13,6 +13,7 @@ var approvalAction = action{
 	},
 	// Approvals are recorded at once: nobody is asked twice.
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) approval(ctx context.Context, r *run, st *plan.Step) (outcome, error) {

@@ -19,6 +19,7 @@ var cordonAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
 	journal: schedulingJournal,
+	backup:  usesNoBackup,
 }
 
 // schedulingJournal is the journal policy of cordons and uncordons: a repeat reads the node first. A

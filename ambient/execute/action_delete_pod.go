@@ -21,6 +21,7 @@ var deletePodAction = action{
 	},
 	counts:  "pods replaced",
 	journal: deletePodJournal,
+	backup:  usesNoBackup,
 }
 
 // deletePodJournal is the journal policy of pod deletions: their UIDs are in the journal before they

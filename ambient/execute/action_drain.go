@@ -25,6 +25,7 @@ var drainAction = action{
 	counts:  "drained",
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Drain.Node) },
 	journal: drainJournal,
+	backup:  usesNoBackup,
 }
 
 // drainJournal is the journal policy of drains: a repeat evicts only pods still there. A drain of n

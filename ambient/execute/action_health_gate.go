@@ -13,6 +13,7 @@ var healthGateAction = action{
 		return e.healthGate(ctx, r, st, rec, st.HealthGate)
 	},
 	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) healthGate(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, g *plan.HealthGate) (outcome, error) {

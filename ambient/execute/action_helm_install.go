@@ -24,6 +24,7 @@ var helmInstallAction = action{
 		return helmReleaseRef(st.HelmInstall.Namespace, st.HelmInstall.Release)
 	},
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmInstall(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -17,6 +17,7 @@ var helmRollbackAction = action{
 		return helmReleaseRef(st.HelmRollback.Namespace, st.HelmRollback.Release)
 	},
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmRollback(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRollback) (outcome, error) {

@@ -35,6 +35,7 @@ var helmUpgradeAction = action{
 		return helmReleaseRef(st.HelmUpgrade.Namespace, st.HelmUpgrade.Release)
 	},
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -36,4 +36,5 @@ var moveTagAction = action{
 		return out
 	},
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }

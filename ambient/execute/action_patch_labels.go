@@ -23,6 +23,7 @@ var patchLabelsAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.PatchLabels.Targets() },
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // metadataPatch sets and removes keys of one metadata map (labels or annotations) of some objects

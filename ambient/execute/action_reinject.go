@@ -16,6 +16,7 @@ var reinjectAction = action{
 		return e.reinject(ctx, r, st, rec, st.Reinject)
 	},
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // reinject labels the namespace for injection again, then restarts its workloads in batches (the

@@ -23,6 +23,7 @@ var restartAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return append([]mesh.ObjectRef(nil), st.Restart.Workloads...) },
 	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // annotationRestartedAt is what kubectl rollout restart stamps on the pod template.

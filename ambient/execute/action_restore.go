@@ -12,6 +12,8 @@ var restoreAction = action{
 		return e.restore(ctx, r, st.Restore)
 	},
 	journal: journalAtOnce,
+	// The restore reads its backup, in a dry run too.
+	backup: func(st *plan.Step, _ bool) (string, bool) { return st.Restore.BackupStep, false },
 }
 
 // restore applies objects again from a backup, checked against the digest recorded when it was

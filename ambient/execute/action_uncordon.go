@@ -13,4 +13,5 @@ var uncordonAction = action{
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Uncordon.Node) },
 	journal: schedulingJournal,
+	backup:  usesNoBackup,
 }

@@ -13,6 +13,7 @@ var verifyAction = action{
 		return e.verify(ctx, r, st, st.Verify)
 	},
 	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) verify(ctx context.Context, r *run, st *plan.Step, v *plan.Verification) (outcome, error) {

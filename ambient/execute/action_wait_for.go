@@ -14,6 +14,7 @@ var waitForAction = action{
 		return e.waitFor(ctx, r, st, rec, st.WaitFor)
 	},
 	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) waitFor(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, w *plan.WaitFor) (outcome, error) {

@@ -20,6 +20,9 @@ func TestEveryKindAndCheckHasAnImplementation(t *testing.T) {
 			t.Errorf("action kind %s has no entry in actions (action_<kind>.go)", k)
 			continue
 		}
+		if a.backup == nil {
+			t.Errorf("action kind %s does not say which backup it reads or writes (backup: usesNoBackup when none)", k)
+		}
 		if a.counts != "" && !countsNodes(k) {
 			t.Errorf("action kind %s counts %q per node but its steps name no node (plan.Step.Node)", k, a.counts)
 		}

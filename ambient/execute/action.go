@@ -26,7 +26,12 @@ func finished(changes ...string) outcome { return outcome{finished: true, change
 
 // action is how the executor carries out one action kind. Each kind's action is defined in its own
 // file, action_<kind>.go, and listed once in actions; a test fails when plan.Kinds() has a kind this
-// table lacks.
+// table lacks, or an action misses its journal policy or its backup part.
+//
+// The node a step works on is the plan's (plan.Step.Node). Actions of kinds that work on a node
+// finish, having done nothing, when the node is gone (removed by an autoscaler or Karpenter since
+// planning), with a NodeGone event (markGone, nodeGone); they look only where the node's absence
+// shows (a NotFound, no pod left), so a node that is there costs no extra request.
 type action struct {
 	// run carries out one bounded unit of the step. In a dry run (r.dry) it changes nothing and says
 	// what it would change. It is idempotent: run again after it finished, or after a crash between
@@ -35,12 +40,15 @@ type action struct {
 	// stale, when set, says what changed in the live mesh since planning that the step depends on;
 	// first is shared by the steps of one plan (a release upgraded twice is judged at its first).
 	stale func(st *plan.Step, s *mesh.Snapshot, first map[string]bool, add func(format string, a ...any))
-	// node, when set, names the node a step works on. Such an action finishes, having done nothing,
-	// when the node is gone (removed by an autoscaler or Karpenter since planning), with a NodeGone
-	// event; it looks only where the node's absence shows (a NotFound, no pod left), so a node that is
-	// there costs no extra request.
-	node func(st *plan.Step) string
-	// counts, when set, names what a finished step counts in node progress events ("drained").
+	// journal says when the journal records a finished step of the kind (journalAtOnce, journalLooks,
+	// ...: see journalPolicy). It must be set.
+	journal *journalPolicy
+	// backup names the Backup step whose entry in the executor's backup store a step of the kind
+	// reads, or writes (write), "" for none (usesNoBackup), for Executor.RequiredPermissions. A read is
+	// counted only when that Backup step writes to the store (not to a File). It must be set.
+	backup func(st *plan.Step, dry bool) (step string, write bool)
+	// counts, when set, names what a finished step counts in node progress events ("drained"); only
+	// steps that work on a node (plan.Step.Node) count.
 	counts string
 	// objects, when set, names the objects the step changes, from its payload; they are reported in
 	// StepResult.Objects.
@@ -71,6 +79,9 @@ var actions = map[plan.Kind]action{
 	plan.KindApproval:      approvalAction,
 	plan.KindHealthGate:    healthGateAction,
 }
+
+// usesNoBackup is the backup part of actions that neither read nor write the backup store.
+func usesNoBackup(*plan.Step, bool) (string, bool) { return "", false }
 
 // act runs one unit of the step's action.
 func (e *Executor) act(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {

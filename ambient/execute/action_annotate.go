@@ -13,5 +13,6 @@ var annotateAction = action{
 		return e.patchMetadata(ctx, r, st, metadataPatch{field: "annotations", verb: "annotate", apiVersion: a.APIVersion, objects: a.Targets(), set: a.Set, remove: a.Remove})
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.Annotate.Targets() },
-	node:    func(st *plan.Step) string { return nodeName(st.Annotate.Object) },
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }

@@ -15,6 +15,8 @@ var applyObjectAction = action{
 		return e.applyObjects(ctx, r, []map[string]any{st.ApplyObject.Object})
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.ApplyObject.Ref()} },
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func objectFromPlan(m map[string]any) (*unstructured.Unstructured, error) {

@@ -11,6 +11,9 @@ var approvalAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.approval(ctx, r, st)
 	},
+	// Approvals are recorded at once: nobody is asked twice.
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) approval(ctx context.Context, r *run, st *plan.Step) (outcome, error) {

@@ -20,6 +20,14 @@ var backupAction = action{
 		}
 		return out
 	},
+	journal: journalAtOnce,
+	// The backup is written to the store unless it goes to a File.
+	backup: func(st *plan.Step, dry bool) (string, bool) {
+		if dry || st.Backup.File != "" {
+			return "", false
+		}
+		return st.ID, true
+	},
 }
 
 // backup runs a Backup step: read every object (or Helm release), write them, read them back and

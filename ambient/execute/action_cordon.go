@@ -17,14 +17,23 @@ var cordonAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Cordon.Node, true)
 	},
-	node:    func(st *plan.Step) string { return st.Cordon.Node },
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
+	journal: schedulingJournal,
+	backup:  usesNoBackup,
 }
+
+// schedulingJournal is the journal policy of cordons and uncordons: a repeat reads the node first. A
+// cordon or uncordon of node n stays unrecorded across drains and pod deletions (they do not touch a
+// node's schedulability) and across another node's cordon or uncordon.
+var schedulingJournal = &journalPolicy{later: true, across: map[plan.Kind]nodeMatch{
+	plan.KindDrain: anyNode, plan.KindDeletePod: anyNode,
+	plan.KindCordon: otherNode, plan.KindUncordon: otherNode,
+}}
 
 // setUnschedulable cordons or uncordons a node. It reads the node first, to change nothing when it is
 // already as wanted (a node cordoned before the plan, a step repeated after a crash), except on a
 // first attempt for a node this run already cordoned or uncordoned itself: that node is as this run
-// left it, and whatever a crashed run left unrecorded about it is behind (see mayStayUnrecorded), so
+// left it, and whatever a crashed run left unrecorded about it is behind (see journalPolicy), so
 // the uncordon that follows a cordon merge-patches straight away. A retry reads first.
 func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {
 	verb := map[bool]string{true: "cordoned", false: "uncordoned"}[want]

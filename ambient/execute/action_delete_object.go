@@ -17,6 +17,14 @@ var deleteObjectAction = action{
 		return e.deleteObject(ctx, r, st, rec, st.DeleteObject)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.DeleteObject.Object} },
+	journal: journalAtOnce,
+	// The backup the deletion names is read back first (a dry run deletes nothing, so reads none).
+	backup: func(st *plan.Step, dry bool) (string, bool) {
+		if dry {
+			return "", false
+		}
+		return st.DeleteObject.BackupStep, false
+	},
 }
 
 func refObject(apiVersion string, ref mesh.ObjectRef) (*unstructured.Unstructured, error) {

@@ -19,9 +19,15 @@ var deletePodAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.deletePods(ctx, r, st, rec, st.DeletePod)
 	},
-	node:   func(st *plan.Step) string { return st.DeletePod.Node },
-	counts: "pods replaced",
+	counts:  "pods replaced",
+	journal: deletePodJournal,
+	backup:  usesNoBackup,
 }
+
+// deletePodJournal is the journal policy of pod deletions: their UIDs are in the journal before they
+// delete, so a repeat deletes no replacement, whatever acted since. The deletion writes the journal
+// itself, when it records the UIDs.
+var deletePodJournal = &journalPolicy{later: true, acrossAll: true, recordsItself: true}
 
 // deletePods deletes the selected pods. It records their UIDs first and deletes with a UID
 // precondition, so a resumed step never deletes the replacement a controller created.

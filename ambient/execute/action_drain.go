@@ -22,10 +22,20 @@ var drainAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},
-	node:    func(st *plan.Step) string { return st.Drain.Node },
 	counts:  "drained",
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Drain.Node) },
+	journal: drainJournal,
+	backup:  usesNoBackup,
 }
+
+// drainJournal is the journal policy of drains: a repeat evicts only pods still there. A drain of n
+// stays unrecorded only across another node's cordon or uncordon and a pod deletion on n itself (the
+// node's own ztunnel: a drain leaves DaemonSet pods alone); a later drain could move pods onto n,
+// which a repeat would evict. The drain writes the journal itself, right before its first eviction.
+var drainJournal = &journalPolicy{later: true, recordsItself: true, across: map[plan.Kind]nodeMatch{
+	plan.KindCordon: otherNode, plan.KindUncordon: otherNode,
+	plan.KindDeletePod: sameNode,
+}}
 
 // annotationMirror marks a static (mirror) pod; the kubelet owns it and the API cannot evict it.
 const annotationMirror = "kubernetes.io/config.mirror"

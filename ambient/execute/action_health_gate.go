@@ -12,6 +12,8 @@ var healthGateAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.healthGate(ctx, r, st, rec, st.HealthGate)
 	},
+	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) healthGate(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, g *plan.HealthGate) (outcome, error) {

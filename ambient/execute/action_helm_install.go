@@ -23,6 +23,8 @@ var helmInstallAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmInstall.Namespace, st.HelmInstall.Release)
 	},
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmInstall(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

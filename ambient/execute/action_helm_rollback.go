@@ -16,6 +16,8 @@ var helmRollbackAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmRollback.Namespace, st.HelmRollback.Release)
 	},
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmRollback(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRollback) (outcome, error) {

@@ -16,6 +16,14 @@ var helmUninstallAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmUninstall.Namespace, st.HelmUninstall.Release)
 	},
+	journal: journalAtOnce,
+	// The backup the uninstall names is read back first (a dry run removes nothing, so reads none).
+	backup: func(st *plan.Step, dry bool) (string, bool) {
+		if dry {
+			return "", false
+		}
+		return st.HelmUninstall.BackupStep, false
+	},
 }
 
 func (e *Executor) helmUninstall(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, u *plan.HelmUninstall) (outcome, error) {

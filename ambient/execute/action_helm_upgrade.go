@@ -34,6 +34,8 @@ var helmUpgradeAction = action{
 	objects: func(st *plan.Step) []mesh.ObjectRef {
 		return helmReleaseRef(st.HelmUpgrade.Namespace, st.HelmUpgrade.Release)
 	},
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {

@@ -35,4 +35,6 @@ var moveTagAction = action{
 		}
 		return out
 	},
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }

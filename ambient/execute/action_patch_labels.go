@@ -22,15 +22,8 @@ var patchLabelsAction = action{
 		return e.patchMetadata(ctx, r, st, metadataPatch{field: "labels", verb: "label", apiVersion: pl.APIVersion, objects: pl.Targets(), set: pl.Set, remove: pl.Remove})
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return st.PatchLabels.Targets() },
-	node:    func(st *plan.Step) string { return nodeName(st.PatchLabels.Object) },
-}
-
-// nodeName is the object's name when it is a node, else "".
-func nodeName(o mesh.ObjectRef) string {
-	if o.Kind == "Node" {
-		return o.Name
-	}
-	return ""
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // metadataPatch sets and removes keys of one metadata map (labels or annotations) of some objects

@@ -15,6 +15,8 @@ var reinjectAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.reinject(ctx, r, st, rec, st.Reinject)
 	},
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // reinject labels the namespace for injection again, then restarts its workloads in batches (the

@@ -22,6 +22,8 @@ var restartAction = action{
 		return e.restart(ctx, r, st, rec, st.Restart)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return append([]mesh.ObjectRef(nil), st.Restart.Workloads...) },
+	journal: journalAtOnce,
+	backup:  usesNoBackup,
 }
 
 // annotationRestartedAt is what kubectl rollout restart stamps on the pod template.

@@ -11,6 +11,9 @@ var restoreAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.restore(ctx, r, st.Restore)
 	},
+	journal: journalAtOnce,
+	// The restore reads its backup, in a dry run too.
+	backup: func(st *plan.Step, _ bool) (string, bool) { return st.Restore.BackupStep, false },
 }
 
 // restore applies objects again from a backup, checked against the digest recorded when it was

@@ -11,6 +11,7 @@ var uncordonAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Uncordon.Node, false)
 	},
-	node:    func(st *plan.Step) string { return st.Uncordon.Node },
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Uncordon.Node) },
+	journal: schedulingJournal,
+	backup:  usesNoBackup,
 }

@@ -12,6 +12,8 @@ var verifyAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.verify(ctx, r, st, st.Verify)
 	},
+	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) verify(ctx context.Context, r *run, st *plan.Step, v *plan.Verification) (outcome, error) {

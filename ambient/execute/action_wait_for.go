@@ -13,6 +13,8 @@ var waitForAction = action{
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.waitFor(ctx, r, st, rec, st.WaitFor)
 	},
+	journal: journalLooks,
+	backup:  usesNoBackup,
 }
 
 func (e *Executor) waitFor(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, w *plan.WaitFor) (outcome, error) {

@@ -63,8 +63,8 @@ type run struct {
 	// gone are the nodes found removed during this run; their steps are skipped.
 	gone map[string]bool
 	// unrecorded are the steps finished in this run whose completion the journal does not hold yet
-	// (see recordLater); dirty says the record has changes the journal does not hold.
-	unrecorded []*plan.Step
+	// (see journalPolicy); dirty says the record has changes the journal does not hold.
+	unrecorded []unrecordedStep
 	dirty      bool
 	// scheduled are the nodes this run cordoned or uncordoned (or found so) itself.
 	scheduled map[string]bool
@@ -115,7 +115,7 @@ func newRun(p *plan.Plan, hash string, dry bool) *run {
 	for i := range p.Steps {
 		st := &p.Steps[i]
 		r.index[st.ID] = i
-		if a, ok := actions[st.Kind()]; ok && a.counts != "" && a.node != nil && a.node(st) != "" {
+		if a, ok := actions[st.Kind()]; ok && a.counts != "" && st.Node() != "" {
 			r.totals[a.counts]++
 			r.counted[st.ID] = r.totals[a.counts]
 		}
@@ -244,84 +244,15 @@ func (e *Executor) save(ctx context.Context, r *run) error {
 // recorded notes that the journal holds the whole record.
 func (r *run) recorded() { r.unrecorded, r.dirty = r.unrecorded[:0], false }
 
-// The journal is written before every change a resumed run could not find again by itself (the
-// intent an action records, a step's start when its preconditions must not be checked again) and
-// whenever a step finishes, except the completion of a step a resumed run may simply repeat: its
-// repetition finds the effect and changes nothing (recordLater). Such a completion is written with
-// the journal's next write, which comes at the latest before a step acts whose effect would make the
-// repetition act (recordBefore: uncordoning the node a cordon is unrecorded for, draining while an
-// earlier drain is unrecorded), and at the end of the run. A node's cordon, drain, ztunnel pod
-// deletion, wait and uncordon then cost one or two journal writes instead of seven. A run killed in
-// between repeats those steps, which find their work done; the Kubernetes events of their first
-// completion are then followed by a second.
-
-// recordLater reports whether a finished step's completion may wait for the journal's next write:
-// repeating it after a crash, whatever step acted since (recordBefore guards the exceptions), finds
-// its work done. Cordons and uncordons read the node first; a drain evicts only pods still there; a
-// pod deletion's UIDs are in the journal before it deletes, so a repeat deletes no replacement; waits,
-// verifications and health gates only look. Approvals are recorded at once: nobody is asked twice.
-func recordLater(st *plan.Step) bool {
-	switch st.Kind() {
-	case plan.KindCordon, plan.KindUncordon, plan.KindDrain, plan.KindDeletePod, plan.KindWaitFor, plan.KindVerify, plan.KindHealthGate:
-		return true
-	}
-	return false
-}
-
-// mayStayUnrecorded reports whether the unrecorded completion of done may stay so while next acts:
-// repeating done after next's effect still changes nothing. A cordon or uncordon of node n stays
-// unrecorded across another node's cordon or uncordon and across drains and pod deletions (they do
-// not touch a node's schedulability); a drain of n only across another node's cordon or uncordon and
-// a pod deletion on n itself (a later drain could move pods onto n, which a repeat would evict).
-// Every other pair is recorded first.
-func mayStayUnrecorded(done, next *plan.Step) bool {
-	switch done.Kind() {
-	case plan.KindWaitFor, plan.KindVerify, plan.KindHealthGate, plan.KindDeletePod:
-		return true
-	case plan.KindCordon, plan.KindUncordon:
-		switch next.Kind() {
-		case plan.KindDrain, plan.KindDeletePod:
-			return true
-		case plan.KindCordon, plan.KindUncordon:
-			return stepNode(next) != stepNode(done)
-		}
-	case plan.KindDrain:
-		switch next.Kind() {
-		case plan.KindCordon, plan.KindUncordon:
-			return stepNode(next) != stepNode(done)
-		case plan.KindDeletePod:
-			return stepNode(next) == stepNode(done) // the node's own ztunnel: a drain leaves DaemonSet pods alone
-		}
-	}
-	return false
-}
-
-// stepNode is the node a cordon, uncordon, drain or pod deletion works on ("" for a pod deletion in
-// a whole namespace).
-func stepNode(st *plan.Step) string {
-	switch {
-	case st.Cordon != nil:
-		return st.Cordon.Node
-	case st.Uncordon != nil:
-		return st.Uncordon.Node
-	case st.Drain != nil:
-		return st.Drain.Node
-	case st.DeletePod != nil:
-		return st.DeletePod.Node
-	}
-	return ""
-}
-
-// recordBefore writes the journal before st acts when an unrecorded completion may not stay so.
-// Drains and pod deletions call it themselves, right before their first write: a drain that finds
-// nothing to evict, or a pod deletion that records its UIDs (one write, which carries the rest
-// anyway), needs no write of its own.
+// recordBefore writes the journal before st acts when an unrecorded completion may not stay so
+// (mayStayUnrecorded). The executor calls it before an action acts, except for actions that call it
+// themselves, right before their first write (journalPolicy.recordsItself).
 func (e *Executor) recordBefore(ctx context.Context, r *run, st *plan.Step) error {
 	if r.dry || !writes(st) {
 		return nil
 	}
 	for _, done := range r.unrecorded {
-		if !mayStayUnrecorded(done, st) {
+		if !done.journal.mayStayUnrecorded(done.st, st) {
 			return e.save(ctx, r)
 		}
 	}
@@ -580,7 +511,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 		if err := ctx.Err(); err != nil {
 			return sr, stepErr(st.ID, fmt.Errorf("interrupted (the journal resumes it): %w", err))
 		}
-		if k := st.Kind(); k != plan.KindDrain && k != plan.KindDeletePod {
+		if !journalOf(st).recordsItself {
 			if err := e.recordBefore(ctx, r, st); err != nil {
 				return sr, stepErr(st.ID, err)
 			}
@@ -611,7 +542,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	}
 	if !ok {
 		if justActed { // the action is done: record it before waiting for the verification
-			if !r.stepMode && recordLater(st) {
+			if !r.stepMode && journalOf(st).later {
 				r.dirty = true // a resumed run repeats the action, which finds its work done
 			} else if err := e.save(ctx, r); err != nil {
 				return sr, stepErr(st.ID, err)
@@ -630,8 +561,8 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	rec.Status, rec.Finished, rec.Message = StatusDone, e.clock.Now(), summary(rec.Changes)
 	sr.Status, sr.Message, sr.Changes = StatusDone, rec.Message, rec.Changes
 	rec.compact()
-	if !r.stepMode && recordLater(st) {
-		r.unrecorded, r.dirty = append(r.unrecorded, st), true
+	if j := journalOf(st); !r.stepMode && j.later {
+		r.unrecorded, r.dirty = append(r.unrecorded, unrecordedStep{st: st, journal: j}), true
 	} else if err := e.save(ctx, r); err != nil {
 		return sr, stepErr(st.ID, err)
 	}
@@ -653,7 +584,7 @@ func (e *Executor) nodeProgress(r *run, st *plan.Step) {
 		return
 	}
 	a := actions[st.Kind()]
-	node := a.node(st)
+	node := st.Node()
 	ev := e.stepEvent(r, st, EventStepProgress, fmt.Sprintf("node %d/%d %s (%s)", n, r.totals[a.counts], a.counts, node))
 	ev.Done, ev.Of, ev.Node = n, r.totals[a.counts], node
 	e.emit(ev)

@@ -70,7 +70,8 @@ type backupUse struct {
 }
 
 // backupUses lists what the plan's steps read from and write to the executor's backup store (not
-// those of Backup steps writing to a File).
+// those of Backup steps writing to a File): what their actions say (action.backup) and what their
+// BackupReadable checks read.
 func backupUses(p *plan.Plan, dry bool) []backupUse {
 	toStore := func(id string) bool {
 		st, ok := p.Step(id)
@@ -79,15 +80,10 @@ func backupUses(p *plan.Plan, dry bool) []backupUse {
 	var out []backupUse
 	for i := range p.Steps {
 		st := &p.Steps[i]
-		switch {
-		case st.Backup != nil && st.Backup.File == "" && !dry:
-			out = append(out, backupUse{step: st.ID, by: st.ID, write: true})
-		case st.DeleteObject != nil && !dry && st.DeleteObject.BackupStep != "" && toStore(st.DeleteObject.BackupStep):
-			out = append(out, backupUse{step: st.DeleteObject.BackupStep, by: st.ID})
-		case st.HelmUninstall != nil && !dry && st.HelmUninstall.BackupStep != "" && toStore(st.HelmUninstall.BackupStep):
-			out = append(out, backupUse{step: st.HelmUninstall.BackupStep, by: st.ID})
-		case st.Restore != nil && toStore(st.Restore.BackupStep):
-			out = append(out, backupUse{step: st.Restore.BackupStep, by: st.ID})
+		if a, ok := actions[st.Kind()]; ok && a.backup != nil {
+			if from, write := a.backup(st, dry); from != "" && (write || toStore(from)) {
+				out = append(out, backupUse{step: from, by: st.ID, write: write})
+			}
 		}
 		if dry {
 			continue

@@ -18,6 +18,9 @@ type Annotate struct {
 // Targets returns the objects the step annotates.
 func (a Annotate) Targets() []mesh.ObjectRef { return targets(a.Object, a.Objects) }
 
+// KindAnnotate is the kind of steps whose action is Step.Annotate.
+const KindAnnotate Kind = "Annotate"
+
 var annotateKind = kindSpec{
 	kind:    KindAnnotate,
 	payload: payloadOf(func(s *Step) *Annotate { return s.Annotate }),
@@ -29,4 +32,10 @@ var annotateKind = kindSpec{
 		a := s.Annotate
 		return []string{metadataCommand("annotate", a.Object, a.Objects, a.Set, a.Remove)}
 	},
+	node:    func(s *Step) string { return nodeObject(s.Annotate.Object) },
+	summary: noSummary,
+	timing:  noTiming,
+	// action_annotate.go: as PatchLabels, on the annotations.
+	permissions: func(s *Step, _ bool, n need) { n.metadata(s.Annotate.APIVersion, s.Annotate.Targets()) },
+	release:     noRelease,
 }

@@ -39,6 +39,9 @@ func applyCommand(o map[string]any) string {
 	return "kubectl apply --server-side --field-manager=ambientkit -f - <<'EOF'\n" + strings.TrimSpace(string(y)) + "\nEOF"
 }
 
+// KindApplyObject is the kind of steps whose action is Step.ApplyObject.
+const KindApplyObject Kind = "ApplyObject"
+
 var applyObjectKind = kindSpec{
 	kind:    KindApplyObject,
 	payload: payloadOf(func(s *Step) *ApplyObject { return s.ApplyObject }),
@@ -46,4 +49,11 @@ var applyObjectKind = kindSpec{
 		validateObject(s.ApplyObject.Object, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
+	node:     noNode,
+	summary:  noSummary,
+	timing:   noTiming,
+	// action_apply_object.go: a GET to see whether the object already holds the plan's fields, then a
+	// server-side apply (patch; create when it does not exist).
+	permissions: func(s *Step, dry bool, n need) { n.apply(s.ApplyObject.Object, dry) },
+	release:     noRelease,
 }

@@ -5,6 +5,9 @@ type Approval struct {
 	Message string `json:"message"`
 }
 
+// KindApproval is the kind of steps whose action is Step.Approval.
+const KindApproval Kind = "Approval"
+
 var approvalKind = kindSpec{
 	kind:    KindApproval,
 	payload: payloadOf(func(s *Step) *Approval { return s.Approval }),
@@ -12,5 +15,15 @@ var approvalKind = kindSpec{
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
 	commands: func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
-	readOnly: true, keepsMesh: true,
+	node:     noNode,
+	summary:  noSummary,
+	timing: func(t *timing, _ *Step) {
+		t.approvals++
+		t.count("approval")
+	},
+	// The Approve hook answers: nothing of the cluster.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

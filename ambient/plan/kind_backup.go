@@ -34,6 +34,9 @@ type BackupObject struct {
 // meshKindsCommand lists the Istio and Gateway API resources a namespace can hold.
 const meshKindsCommand = `$(kubectl api-resources --namespaced -o name | grep -E '\.istio\.io$|^[a-z]+\.gateway\.networking\.k8s\.io$' | paste -sd, -)`
 
+// KindBackup is the kind of steps whose action is Step.Backup.
+const KindBackup Kind = "Backup"
+
 var backupKind = kindSpec{
 	kind:    KindBackup,
 	payload: payloadOf(func(s *Step) *Backup { return s.Backup }),
@@ -79,5 +82,29 @@ var backupKind = kindSpec{
 		}
 		return out
 	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// action_backup.go: a GET of each object, a Helm read of each release, and for a namespace one LIST
+	// of the CRDs, then one LIST per Istio and Gateway API kind the cluster serves. Writing the backup
+	// is the executor's backup store's business.
+	permissions: func(s *Step, _ bool, n need) {
+		b := s.Backup
+		for _, o := range b.Objects {
+			if o.HelmRelease != "" {
+				n.add("list", "", "secrets", o.Object.Namespace, "", srcHelmStorage)
+				continue
+			}
+			g, res := Resource(o.APIVersion, o.Object.Kind)
+			n.add("get", g, res, o.Object.Namespace, o.Object.Name)
+		}
+		if b.Namespace != "" {
+			n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "")
+			for _, g := range meshGroups {
+				n.add("list", g, "*", b.Namespace, "", srcMeshGroups)
+			}
+		}
+	},
+	release:   noRelease,
 	keepsMesh: true,
 }

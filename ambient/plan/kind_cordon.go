@@ -12,9 +12,18 @@ func validateNodeRef(n *NodeRef, where string, bad func(string, ...any)) {
 	mustNotBeEmpty(where, "node", n.Node, bad)
 }
 
+// KindCordon is the kind of steps whose action is Step.Cordon.
+const KindCordon Kind = "Cordon"
+
 var cordonKind = kindSpec{
 	kind:     KindCordon,
 	payload:  payloadOf(func(s *Step) *NodeRef { return s.Cordon }),
 	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
 	commands: func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
+	node:     func(s *Step) string { return s.Cordon.Node },
+	summary:  noSummary,
+	timing:   noTiming,
+	// action_cordon.go: GET the node, merge-patch spec.unschedulable.
+	permissions: func(s *Step, _ bool, n need) { n.verbs([]string{"get", "patch"}, "", "nodes", "", s.Cordon.Node) },
+	release:     noRelease,
 }

@@ -15,6 +15,9 @@ type DeleteObject struct {
 	BackupStep string `json:"backupStep"`
 }
 
+// KindDeleteObject is the kind of steps whose action is Step.DeleteObject.
+const KindDeleteObject Kind = "DeleteObject"
+
 var deleteObjectKind = kindSpec{
 	kind:    KindDeleteObject,
 	payload: payloadOf(func(s *Step) *DeleteObject { return s.DeleteObject }),
@@ -27,4 +30,17 @@ var deleteObjectKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("kubectl delete %s", kubectlTarget(s.DeleteObject.Object))}
 	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// action_delete_object.go: a DELETE; a rollback naming no backup step reads the object first.
+	permissions: func(s *Step, dry bool, n need) {
+		d := s.DeleteObject
+		g, res := Resource(d.APIVersion, d.Object.Kind)
+		n.add("delete", g, res, d.Object.Namespace, d.Object.Name)
+		if !dry && d.BackupStep == "" {
+			n.add("get", g, res, d.Object.Namespace, d.Object.Name)
+		}
+	},
+	release: noRelease,
 }

@@ -9,6 +9,9 @@ type PodSelection struct {
 	Node      string            `json:"node,omitempty"`
 }
 
+// KindDeletePod is the kind of steps whose action is Step.DeletePod.
+const KindDeletePod Kind = "DeletePod"
+
 var deletePodKind = kindSpec{
 	kind:    KindDeletePod,
 	payload: payloadOf(func(s *Step) *PodSelection { return s.DeletePod }),
@@ -26,4 +29,18 @@ var deletePodKind = kindSpec{
 		}
 		return []string{c}
 	},
+	node:    func(s *Step) string { return s.DeletePod.Node },
+	summary: noSummary,
+	timing:  noTiming,
+	// action_delete_pod.go: one LIST by labels in the namespace; a DELETE per pod with a UID
+	// precondition, and a GET when that conflicts (is it a replacement?).
+	permissions: func(s *Step, dry bool, n need) {
+		ns := s.DeletePod.Namespace
+		n.add("list", "", "pods", ns, "")
+		if !dry {
+			n.add("delete", "", "pods", ns, "")
+			n.add("get", "", "pods", ns, "")
+		}
+	},
+	release: noRelease,
 }

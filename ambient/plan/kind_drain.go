@@ -25,6 +25,12 @@ type NodeDrain struct {
 	KeepJobs bool `json:"keepJobs,omitempty"`
 }
 
+// srcEviction: a drain evicts through the pods/eviction subresource.
+const srcEviction = "k8s.io/api@v0.37.2 policy/v1 Eviction (POST pods/<name>/eviction)"
+
+// KindDrain is the kind of steps whose action is Step.Drain.
+const KindDrain Kind = "Drain"
+
 var drainKind = kindSpec{
 	kind:    KindDrain,
 	payload: payloadOf(func(s *Step) *NodeDrain { return s.Drain }),
@@ -55,4 +61,23 @@ var drainKind = kindSpec{
 		}
 		return []string{c}
 	},
+	node:    func(s *Step) string { return s.Drain.Node },
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.bound("drain", s.Drain.TimeoutSeconds) },
+	// action_drain.go: one LIST of the node's pods in every namespace (field selector spec.nodeName),
+	// an eviction per pod, one LIST of the budgets when evictions are refused, one LIST of the
+	// namespaces for ambient-only drains, and a GET of the node once the drain timed out (is it gone?).
+	permissions: func(s *Step, dry bool, n need) {
+		d := s.Drain
+		n.add("list", "", "pods", "", "")
+		n.add("create", "", "pods/eviction", "", "", srcEviction)
+		n.add("list", "policy", "poddisruptionbudgets", "", "")
+		if d.AmbientOnly {
+			n.add("list", "", "namespaces", "", "")
+		}
+		if !dry {
+			n.add("get", "", "nodes", "", d.Node)
+		}
+	},
+	release: noRelease,
 }

@@ -13,6 +13,9 @@ type HealthGate struct {
 	SettleSeconds int64 `json:"settleSeconds,omitempty"`
 }
 
+// KindHealthGate is the kind of steps whose action is Step.HealthGate.
+const KindHealthGate Kind = "HealthGate"
+
 var healthGateKind = kindSpec{
 	kind:    KindHealthGate,
 	payload: payloadOf(func(s *Step) *HealthGate { return s.HealthGate }),
@@ -25,5 +28,15 @@ var healthGateKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("# health gate %q on %s: check error rate, TCP resets and latency before going on", s.HealthGate.Probe, s.HealthGate.Scope)}
 	},
-	readOnly: true, keepsMesh: true,
+	node:    noNode,
+	summary: noSummary,
+	timing: func(t *timing, s *Step) {
+		t.settle += s.HealthGate.SettleSeconds
+		t.count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
+	},
+	// The caller's probe answers: nothing of the cluster.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

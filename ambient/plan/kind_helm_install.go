@@ -1,5 +1,8 @@
 package plan
 
+// KindHelmInstall is the kind of steps whose action is Step.HelmInstall.
+const KindHelmInstall Kind = "HelmInstall"
+
 var helmInstallKind = kindSpec{
 	kind:    KindHelmInstall,
 	payload: payloadOf(func(s *Step) *HelmRelease { return s.HelmInstall }),
@@ -7,4 +10,16 @@ var helmInstallKind = kindSpec{
 		validateHelmRelease(s.HelmInstall, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
+	node:     noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		h := s.HelmInstall
+		return helmRow(h.Namespace, h.Release, h.Chart.Name, "–", h.Chart.Version, "install"), true
+	},
+	timing: helmTiming,
+	// action_helm_install.go, through the HelmClient: what Helm stores and applies (permissions_helm.go).
+	permissions: func(s *Step, dry bool, n need) {
+		h := s.HelmInstall
+		n.helm(helmInstallOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry)
+	},
+	release: func(s *Step) (string, string) { return helmReleaseOf(s.HelmInstall) },
 }

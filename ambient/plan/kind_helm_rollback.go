@@ -10,6 +10,9 @@ type HelmRollback struct {
 	Revision int `json:"revision"`
 }
 
+// KindHelmRollback is the kind of steps whose action is Step.HelmRollback.
+const KindHelmRollback Kind = "HelmRollback"
+
 var helmRollbackKind = kindSpec{
 	kind:    KindHelmRollback,
 	payload: payloadOf(func(s *Step) *HelmRollback { return s.HelmRollback }),
@@ -26,4 +29,20 @@ var helmRollbackKind = kindSpec{
 		r := s.HelmRollback
 		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
 	},
+	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		r := s.HelmRollback
+		return helmRow(r.Namespace, r.Release, "", "?", fmt.Sprintf("Helm revision %d", r.Revision), "roll back"), true
+	},
+	timing: helmTiming,
+	// action_helm_rollback.go: Helm applies the revision returned to, of the chart another step of the
+	// plan names.
+	permissions: func(s *Step, dry bool, n need) {
+		r := s.HelmRollback
+		n.helm(helmRollbackOp, r.Namespace, r.Release, n.chartOf(r.Namespace, r.Release), nil, true, dry)
+		// Helm reads the revision to return to by its record's name.
+		n.add("get", "", "secrets", r.Namespace, helmRecordName(r.Release, r.Revision), srcHelmStorage)
+	},
+	// A rollback does not say its release's chart.
+	release: func(s *Step) (string, string) { return s.HelmRollback.Namespace + "/" + s.HelmRollback.Release, "" },
 }

@@ -17,6 +17,9 @@ type HelmUninstall struct {
 	FromVersion string `json:"fromVersion,omitempty"`
 }
 
+// KindHelmUninstall is the kind of steps whose action is Step.HelmUninstall.
+const KindHelmUninstall Kind = "HelmUninstall"
+
 var helmUninstallKind = kindSpec{
 	kind:    KindHelmUninstall,
 	payload: payloadOf(func(s *Step) *HelmUninstall { return s.HelmUninstall }),
@@ -27,5 +30,25 @@ var helmUninstallKind = kindSpec{
 	},
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
+	},
+	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		h := s.HelmUninstall
+		how := "uninstall"
+		if h.BackupStep != "" {
+			how = "back up, uninstall"
+		}
+		return helmRow(h.Namespace, h.Release, "", orUnknown(h.FromVersion), "removed", how), true
+	},
+	timing: helmTiming,
+	// action_helm_uninstall.go: Helm deletes what the release's chart holds, as another step of the
+	// plan names it.
+	permissions: func(s *Step, dry bool, n need) {
+		u := s.HelmUninstall
+		n.helm(helmUninstallOp, u.Namespace, u.Release, n.chartOf(u.Namespace, u.Release), nil, true, dry)
+	},
+	// The chart, when the plan recorded it (empty in older plans).
+	release: func(s *Step) (string, string) {
+		return s.HelmUninstall.Namespace + "/" + s.HelmUninstall.Release, s.HelmUninstall.Chart
 	},
 }

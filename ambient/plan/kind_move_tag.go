@@ -17,6 +17,9 @@ type TagMove struct {
 	ChartVersion string `json:"chartVersion,omitempty"`
 }
 
+// KindMoveTag is the kind of steps whose action is Step.MoveTag.
+const KindMoveTag Kind = "MoveTag"
+
 var moveTagKind = kindSpec{
 	kind:    KindMoveTag,
 	payload: payloadOf(func(s *Step) *TagMove { return s.MoveTag }),
@@ -49,4 +52,17 @@ var moveTagKind = kindSpec{
 			version, templates, m.Tag, m.To, m.Namespace))
 		return out
 	},
+	node: noNode,
+	summary: func(s *Step) (summaryRow, bool) {
+		m := s.MoveTag
+		return summaryRow{key: "tag " + m.Tag, name: "tag " + m.Tag, current: orUnknown(m.From), target: m.To, how: "move"}, true
+	},
+	timing: noTiming,
+	// action_move_tag.go: each rendered object is server-side applied, as ApplyObject does.
+	permissions: func(s *Step, dry bool, n need) {
+		for _, o := range s.MoveTag.Objects {
+			n.apply(o, dry)
+		}
+	},
+	release: noRelease,
 }

@@ -17,6 +17,9 @@ type PatchLabels struct {
 // Targets returns the objects the step labels.
 func (p PatchLabels) Targets() []mesh.ObjectRef { return targets(p.Object, p.Objects) }
 
+// KindPatchLabels is the kind of steps whose action is Step.PatchLabels.
+const KindPatchLabels Kind = "PatchLabels"
+
 var patchLabelsKind = kindSpec{
 	kind:    KindPatchLabels,
 	payload: payloadOf(func(s *Step) *PatchLabels { return s.PatchLabels }),
@@ -28,4 +31,11 @@ var patchLabelsKind = kindSpec{
 		p := s.PatchLabels
 		return []string{metadataCommand("label", p.Object, p.Objects, p.Set, p.Remove)}
 	},
+	node:    func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
+	summary: noSummary,
+	timing:  noTiming,
+	// action_patch_labels.go: one object is read and merge-patched; several are read with one LIST
+	// of their metadata, then patched one by one.
+	permissions: func(s *Step, _ bool, n need) { n.metadata(s.PatchLabels.APIVersion, s.PatchLabels.Targets()) },
+	release:     noRelease,
 }

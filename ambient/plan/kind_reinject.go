@@ -20,6 +20,9 @@ type Reinject struct {
 	BatchSize int              `json:"batchSize,omitempty"`
 }
 
+// KindReinject is the kind of steps whose action is Step.Reinject.
+const KindReinject Kind = "Reinject"
+
 var reinjectKind = kindSpec{
 	kind:    KindReinject,
 	payload: payloadOf(func(s *Step) *Reinject { return s.Reinject }),
@@ -52,4 +55,15 @@ var reinjectKind = kindSpec{
 		}
 		return out
 	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// action_reinject.go: the namespace's labels (GET, merge-patch), then the restart.
+	permissions: func(s *Step, dry bool, n need) {
+		n.verbs([]string{"get", "patch"}, "", "namespaces", "", s.Reinject.Namespace)
+		if !dry {
+			n.restart(s.Reinject.Workloads)
+		}
+	},
+	release: noRelease,
 }

@@ -13,6 +13,9 @@ type Restart struct {
 	BatchSize int              `json:"batchSize,omitempty"`
 }
 
+// KindRestart is the kind of steps whose action is Step.Restart.
+const KindRestart Kind = "Restart"
+
 var restartKind = kindSpec{
 	kind:    KindRestart,
 	payload: payloadOf(func(s *Step) *Restart { return s.Restart }),
@@ -38,4 +41,15 @@ var restartKind = kindSpec{
 		}
 		return out
 	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.restarts += len(s.Restart.Workloads) },
+	// action_restart.go: GET and merge-patch each workload's pod template, then GET it until it rolled
+	// out. A dry run only describes the restart.
+	permissions: func(s *Step, dry bool, n need) {
+		if !dry {
+			n.restart(s.Restart.Workloads)
+		}
+	},
+	release: noRelease,
 }

@@ -17,6 +17,9 @@ type Restore struct {
 	File string `json:"file,omitempty"`
 }
 
+// KindRestore is the kind of steps whose action is Step.Restore.
+const KindRestore Kind = "Restore"
+
 var restoreKind = kindSpec{
 	kind:    KindRestore,
 	payload: payloadOf(func(s *Step) *Restore { return s.Restore }),
@@ -46,4 +49,15 @@ var restoreKind = kindSpec{
 		}
 		return out
 	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// action_restore.go: the objects are server-side applied again, as ApplyObject does.
+	permissions: func(s *Step, dry bool, n need) {
+		for _, o := range s.Restore.Objects {
+			n.apply(map[string]any{"apiVersion": o.APIVersion, "kind": o.Object.Kind,
+				"metadata": map[string]any{"namespace": o.Object.Namespace, "name": o.Object.Name}}, dry)
+		}
+	},
+	release: noRelease,
 }

@@ -5,6 +5,9 @@ type Verification struct {
 	Checks []Check `json:"checks"`
 }
 
+// KindVerify is the kind of steps whose action is Step.Verify.
+const KindVerify Kind = "Verify"
+
 var verifyKind = kindSpec{
 	kind:    KindVerify,
 	payload: payloadOf(func(s *Step) *Verification { return s.Verify }),
@@ -25,5 +28,12 @@ var verifyKind = kindSpec{
 		}
 		return out
 	},
-	readOnly: true, keepsMesh: true,
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
+	// The checks' needs are added with every step's checks.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

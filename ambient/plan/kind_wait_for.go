@@ -6,6 +6,9 @@ type WaitFor struct {
 	TimeoutSeconds int64 `json:"timeoutSeconds,omitempty"`
 }
 
+// KindWaitFor is the kind of steps whose action is Step.WaitFor.
+const KindWaitFor Kind = "WaitFor"
+
 var waitForKind = kindSpec{
 	kind:    KindWaitFor,
 	payload: payloadOf(func(s *Step) *WaitFor { return s.WaitFor }),
@@ -21,5 +24,12 @@ var waitForKind = kindSpec{
 		}
 		return nil
 	},
-	readOnly: true, keepsMesh: true,
+	node:    noNode,
+	summary: noSummary,
+	timing:  func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
+	// The check's needs are added with every step's checks.
+	permissions: needsNothing,
+	release:     noRelease,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -1,9 +1,13 @@
 package plan
 
 // kindSpec is what the plan package knows about one action kind: where its payload sits in a Step,
-// how it is validated and which commands a person would type to do it by hand. Every kind's spec is
-// defined in its own file, kind_<action>.go, next to its payload type, and listed once in kindSpecs.
-// A test fails when a Step action field has no spec or a spec misses a part.
+// how it is validated, which commands a person would type to do it by hand, the node it works on,
+// what it adds to the runbook's summary, what it needs of the cluster and the Helm release it
+// touches. Every kind's spec is defined in its own file, kind_<action>.go, next to its payload type
+// and its Kind constant, and listed once in kindSpecs. Every part is set in every spec, to its
+// kind's value or to the shared value that says "none" (noNode, noSummary, noTiming, needsNothing,
+// noRelease), so that a spec cannot forget one: a test fails when a Step action field has no spec or
+// a spec misses a part.
 type kindSpec struct {
 	kind Kind
 	// payload returns the step's payload of this kind, nil when the field is not set.
@@ -12,12 +16,45 @@ type kindSpec struct {
 	validate func(s *Step, where string, bad func(string, ...any))
 	// commands are the helm and kubectl commands that do the step by hand.
 	commands func(s *Step) []string
+	// node names the node the step's action works on, "" when it works on none (noNode): Step.Node.
+	node func(s *Step) string
+	// summary is the step's part of the row of the component it changes in the runbook's "What
+	// changes" table; ok is false when it changes none there (noSummary).
+	summary func(s *Step) (row summaryRow, ok bool)
+	// timing adds what the step waits for, or takes as long as it takes, to the runbook's Phases
+	// table (noTiming).
+	timing func(t *timing, s *Step)
+	// permissions adds what the step's action needs of the cluster, from its payload (needsNothing):
+	// RequiredPermissions. The comments beside them name the executor's file that does the requests.
+	permissions func(s *Step, dry bool, n need)
+	// release names the Helm release the step touches, "namespace/name" ("" for none: noRelease),
+	// and the release's chart when the step says it, so that a rollback or an uninstall knows what
+	// objects its release holds (RequiredPermissions).
+	release func(s *Step) (release, chart string)
 	// readOnly kinds only look at the cluster (waits, checks, approvals, health gates).
 	readOnly bool
 	// keepsMesh kinds change nothing in the mesh itself (read-only kinds and Backup, which writes only
 	// to the backup store); the runbook says of the others when they have no rollback.
 	keepsMesh bool
 }
+
+// The parts of kind specs that say "none".
+
+// noNode is the node of kinds whose action works on no node.
+func noNode(*Step) string { return "" }
+
+// noSummary is the summary of kinds that change no component of the "What changes" table.
+func noSummary(*Step) (summaryRow, bool) { return summaryRow{}, false }
+
+// noTiming is the timing of kinds that neither wait nor take a time the Phases table names.
+func noTiming(*timing, *Step) {}
+
+// needsNothing is the permissions of kinds whose action asks nothing of the cluster (their checks'
+// needs are added with every step's checks).
+func needsNothing(*Step, bool, need) {}
+
+// noRelease is the release of kinds that touch no Helm release.
+func noRelease(*Step) (release, chart string) { return "", "" }
 
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{

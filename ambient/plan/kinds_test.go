@@ -2,13 +2,15 @@ package plan
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 )
 
-// TestEveryActionFieldIsAKindWithValidationAndCommands fails when a Step action field has no entry
-// in kindSpecs, when an entry misses a part, or when two entries claim one field.
-func TestEveryActionFieldIsAKindWithValidationAndCommands(t *testing.T) {
+// TestEveryActionFieldIsAKindWithEveryPart fails when a Step action field has no entry in kindSpecs,
+// when an entry misses a part (each is set, to its kind's value or to the shared "none" one), when a
+// part reads another kind's payload, or when two entries claim one field.
+func TestEveryActionFieldIsAKindWithEveryPart(t *testing.T) {
 	st := reflect.TypeOf(Step{})
 	nonAction := map[string]bool{"ID": true, "Description": true, "Reason": true, "DependsOn": true, "Risk": true,
 		"Preconditions": true, "Postconditions": true, "Rollback": true, "Notes": true, "Blocked": true}
@@ -36,6 +38,9 @@ func TestEveryActionFieldIsAKindWithValidationAndCommands(t *testing.T) {
 		if s.Action() == nil {
 			t.Errorf("Step.%s: Action() returns nil for a set payload", f.Name)
 		}
+		if spec, ok := specOf(got[0]); ok && missingParts(spec) == nil {
+			callParts(t, spec, &s)
+		}
 	}
 	if fields != len(kindSpecs) {
 		t.Errorf("Step has %d action fields but kindSpecs lists %d kinds", fields, len(kindSpecs))
@@ -46,10 +51,43 @@ func TestEveryActionFieldIsAKindWithValidationAndCommands(t *testing.T) {
 			t.Errorf("kind %s is listed twice", k.kind)
 		}
 		seen[k.kind] = true
-		if k.payload == nil || k.validate == nil || k.commands == nil {
-			t.Errorf("kind %s misses its payload accessor, validation or commands", k.kind)
+		if missing := missingParts(&k); missing != nil {
+			t.Errorf("kind %s misses its %v (set every part; to the shared none value, such as noNode, when the kind has none)", k.kind, missing)
 		}
 	}
+}
+
+// missingParts names the parts a kind spec leaves unset.
+func missingParts(k *kindSpec) []string {
+	var out []string
+	for name, set := range map[string]bool{
+		"payload": k.payload != nil, "validate": k.validate != nil, "commands": k.commands != nil, "node": k.node != nil,
+		"summary": k.summary != nil, "timing": k.timing != nil, "permissions": k.permissions != nil, "release": k.release != nil,
+	} {
+		if !set {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// callParts calls every part of a spec on a step with a zero payload of its kind, and nothing else:
+// a part that reads another kind's field panics.
+func callParts(t *testing.T, k *kindSpec, s *Step) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("kind %s: a part panics on a step of the kind (does it read another kind's field?): %v", k.kind, r)
+		}
+	}()
+	k.validate(s, "step", func(string, ...any) {})
+	k.commands(s)
+	k.node(s)
+	k.summary(s)
+	k.timing(&timing{}, s)
+	k.permissions(s, false, need{d: &derivation{ps: &Permissions{}, charts: map[string]string{}}, by: "step"})
+	k.release(s)
 }
 
 func TestEveryCheckTypeHasTypedArguments(t *testing.T) {

@@ -69,39 +69,18 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 			}
 			next++
 		}
-		var c *component
-		var verb string
-		switch {
-		case s.HelmInstall != nil:
-			h := s.HelmInstall
-			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, h.Chart.Name), "–")
-			c.target, verb = h.Chart.Version, "install"
-		case s.HelmUpgrade != nil:
-			h := s.HelmUpgrade
-			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, h.Chart.Name), orUnknown(h.FromVersion))
-			c.target, verb = h.Chart.Version, "upgrade"
-			if h.FromVersion == h.Chart.Version {
-				verb = "values"
-			}
-		case s.HelmUninstall != nil:
-			h := s.HelmUninstall
-			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, ""), orUnknown(h.FromVersion))
-			c.target, verb = "removed", "uninstall"
-			if h.BackupStep != "" {
-				verb = "back up, uninstall"
-			}
-		case s.HelmRollback != nil:
-			h := s.HelmRollback
-			c = get("helm "+h.Namespace+"/"+h.Release, helmName(h.Namespace, h.Release, ""), "?")
-			c.target, verb = fmt.Sprintf("Helm revision %d", h.Revision), "roll back"
-		case s.MoveTag != nil:
-			c = get("tag "+s.MoveTag.Tag, "tag "+s.MoveTag.Tag, orUnknown(s.MoveTag.From))
-			c.target, verb = s.MoveTag.To, "move"
-		default:
+		spec, ok := specOf(s.Kind())
+		if !ok {
 			continue
 		}
-		if n := len(c.how); n == 0 || c.how[n-1] != verb {
-			c.how = append(c.how, verb)
+		row, ok := spec.summary(s)
+		if !ok {
+			continue
+		}
+		c := get(row.key, row.name, row.current)
+		c.target = row.target
+		if n := len(c.how); n == 0 || c.how[n-1] != row.how {
+			c.how = append(c.how, row.how)
 		}
 		c.risk = maxRisk(c.risk, s.Risk)
 		c.last = i
@@ -116,6 +95,23 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(c.name), c.current, c.target, cell(strings.Join(c.how, " → ")), c.risk)
 	}
 	b.WriteString("\n")
+}
+
+// summaryRow is what one step does to a component, for the runbook's "What changes" table: the steps
+// of one key make one row, named as the first of them says, with the target the last one leaves.
+type summaryRow struct {
+	// key tells components apart ("helm istio-system/istiod", "tag prod").
+	key string
+	// name is the component as the table names it; current is its state before the plan ("–" for
+	// none, "?" when unknown).
+	name, current string
+	// target is what the step leaves the component at; how is what it does ("upgrade", "move").
+	target, how string
+}
+
+// helmRow is the summary row of a step on a Helm release.
+func helmRow(ns, release, chart, current, target, how string) summaryRow {
+	return summaryRow{key: "helm " + ns + "/" + release, name: helmName(ns, release, chart), current: current, target: target, how: how}
 }
 
 func helmName(ns, release, chart string) string {
@@ -177,42 +173,37 @@ type timing struct {
 	helm, restarts, approvals int
 }
 
+// add adds what the step waits for, as its kind says.
 func (t *timing) add(s *Step) {
-	count := func(what string) {
-		if t.waitCount == nil {
-			t.waitCount = map[string]int{}
-		}
-		if t.waitCount[what] == 0 {
-			t.waits = append(t.waits, what)
-		}
-		t.waitCount[what]++
-	}
-	bound := func(what string, sec int64) {
-		if sec > 0 {
-			t.timeouts += sec
-			count(fmt.Sprintf("%s ≤ %s", what, seconds(sec)))
-		} else {
-			t.defaults++
-			count(what + " (executor's timeout)")
-		}
-	}
-	switch {
-	case s.HealthGate != nil:
-		t.settle += s.HealthGate.SettleSeconds
-		count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
-	case s.WaitFor != nil:
-		bound("wait", s.WaitFor.TimeoutSeconds)
-	case s.Drain != nil:
-		bound("drain", s.Drain.TimeoutSeconds)
-	case s.Approval != nil:
-		t.approvals++
-		count("approval")
-	case s.Restart != nil:
-		t.restarts += len(s.Restart.Workloads)
-	case s.HelmInstall != nil, s.HelmUpgrade != nil, s.HelmUninstall != nil, s.HelmRollback != nil:
-		t.helm++
+	if spec, ok := specOf(s.Kind()); ok {
+		spec.timing(t, s)
 	}
 }
+
+// count counts one wait for what.
+func (t *timing) count(what string) {
+	if t.waitCount == nil {
+		t.waitCount = map[string]int{}
+	}
+	if t.waitCount[what] == 0 {
+		t.waits = append(t.waits, what)
+	}
+	t.waitCount[what]++
+}
+
+// bound counts a wait for what bounded by a timeout of sec seconds, 0 for the executor's default.
+func (t *timing) bound(what string, sec int64) {
+	if sec > 0 {
+		t.timeouts += sec
+		t.count(fmt.Sprintf("%s ≤ %s", what, seconds(sec)))
+	} else {
+		t.defaults++
+		t.count(what + " (executor's timeout)")
+	}
+}
+
+// helmTiming is the timing of a Helm change: it takes as long as its rollout.
+func helmTiming(t *timing, _ *Step) { t.helm++ }
 
 func (t *timing) merge(o timing) {
 	t.settle += o.settle

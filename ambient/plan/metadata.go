@@ -15,6 +15,15 @@ func targets(object mesh.ObjectRef, objects []mesh.ObjectRef) []mesh.ObjectRef {
 	return objects
 }
 
+// nodeObject is the name of the object a label or annotation patch works on when it is a Node, else
+// "" (a patch of several objects works on no one node).
+func nodeObject(object mesh.ObjectRef) string {
+	if object.Kind == "Node" {
+		return object.Name
+	}
+	return ""
+}
+
 // validateMetadataPatch checks a label or annotation patch: one Object or a list of Objects of one
 // kind in one namespace, something to set or remove, no key both set and removed.
 func validateMetadataPatch(what, apiVersion string, object mesh.ObjectRef, objects []mesh.ObjectRef, set map[string]string, remove []string, where string, bad func(string, ...any)) {

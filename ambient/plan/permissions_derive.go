@@ -49,19 +49,20 @@ type derivation struct {
 	charts map[string]string
 }
 
+// releaseCharts names the chart of each Helm release the plan's steps and their rollbacks touch, as
+// the steps say it (their kind's release part); the last step to say it wins.
 func releaseCharts(p *Plan) map[string]string {
 	out := map[string]string{}
 	if p == nil {
 		return out
 	}
 	note := func(s *Step) {
-		switch {
-		case s.HelmInstall != nil:
-			out[s.HelmInstall.Namespace+"/"+s.HelmInstall.Release] = s.HelmInstall.Chart.Name
-		case s.HelmUpgrade != nil:
-			out[s.HelmUpgrade.Namespace+"/"+s.HelmUpgrade.Release] = s.HelmUpgrade.Chart.Name
-		case s.HelmUninstall != nil && s.HelmUninstall.Chart != "":
-			out[s.HelmUninstall.Namespace+"/"+s.HelmUninstall.Release] = s.HelmUninstall.Chart
+		spec, ok := specOf(s.Kind())
+		if !ok {
+			return
+		}
+		if release, chart := spec.release(s); release != "" && chart != "" {
+			out[release] = chart
 		}
 	}
 	for i := range p.Steps {
@@ -96,8 +97,8 @@ func (n need) verbs(verbs []string, group, resource, namespace, name string, sou
 
 func (d *derivation) step(st *Step) {
 	n := need{d: d, by: st.ID}
-	if f, ok := kindPermissions[st.Kind()]; ok {
-		f(st, d.dry, n)
+	if spec, ok := specOf(st.Kind()); ok {
+		spec.permissions(st, d.dry, n)
 	}
 	if d.dry { // a dry run describes checks, it does not run them
 		return
@@ -109,131 +110,13 @@ func (d *derivation) step(st *Step) {
 	}
 }
 
-// Upstream facts the derivation rests on, cited beside the rules.
+// Upstream facts the derivation rests on, cited beside the rules (those of one kind's rules sit in
+// its file, kind_<action>.go).
 const (
 	// srcApplyCreates: a server-side apply of an object that does not exist yet is also authorized
 	// as a create of that name.
 	srcApplyCreates = "k8s.io/apiserver@v0.37.2 pkg/endpoints/handlers/patch.go (createAuthorizerAttributes)"
-	// srcEviction: a drain evicts through the pods/eviction subresource.
-	srcEviction = "k8s.io/api@v0.37.2 policy/v1 Eviction (POST pods/<name>/eviction)"
 )
-
-// kindPermissions is what each action kind needs, from its payload; a test fails when a kind has
-// no entry. The comments name the executor's file that does the requests.
-var kindPermissions = map[Kind]func(st *Step, dry bool, n need){
-	KindHelmInstall: func(st *Step, dry bool, n need) {
-		n.helm(helmInstallOp, st.HelmInstall.Namespace, st.HelmInstall.Release, st.HelmInstall.Chart.Name, st.HelmInstall.Values, st.HelmInstall.ReuseValues, dry)
-	},
-	KindHelmUpgrade: func(st *Step, dry bool, n need) {
-		n.helm(helmUpgradeOp, st.HelmUpgrade.Namespace, st.HelmUpgrade.Release, st.HelmUpgrade.Chart.Name, st.HelmUpgrade.Values, st.HelmUpgrade.ReuseValues, dry)
-	},
-	KindHelmUninstall: func(st *Step, dry bool, n need) {
-		u := st.HelmUninstall
-		n.helm(helmUninstallOp, u.Namespace, u.Release, n.chartOf(u.Namespace, u.Release), nil, true, dry)
-	},
-	KindHelmRollback: func(st *Step, dry bool, n need) {
-		r := st.HelmRollback
-		n.helm(helmRollbackOp, r.Namespace, r.Release, n.chartOf(r.Namespace, r.Release), nil, true, dry)
-		// Helm reads the revision to return to by its record's name.
-		n.add("get", "", "secrets", r.Namespace, helmRecordName(r.Release, r.Revision), srcHelmStorage)
-	},
-	// action_apply_object.go: a GET to see whether the object already holds the plan's fields, then a
-	// server-side apply (patch; create when it does not exist).
-	KindApplyObject: func(st *Step, dry bool, n need) { n.apply(st.ApplyObject.Object, dry) },
-	KindMoveTag: func(st *Step, dry bool, n need) {
-		for _, o := range st.MoveTag.Objects {
-			n.apply(o, dry)
-		}
-	},
-	// action_delete_object.go: a DELETE; a rollback naming no backup step reads the object first.
-	KindDeleteObject: func(st *Step, dry bool, n need) {
-		d := st.DeleteObject
-		g, res := Resource(d.APIVersion, d.Object.Kind)
-		n.add("delete", g, res, d.Object.Namespace, d.Object.Name)
-		if !dry && d.BackupStep == "" {
-			n.add("get", g, res, d.Object.Namespace, d.Object.Name)
-		}
-	},
-	// action_patch_labels.go: one object is read and merge-patched; several are read with one LIST
-	// of their metadata, then patched one by one.
-	KindPatchLabels: func(st *Step, _ bool, n need) { n.metadata(st.PatchLabels.APIVersion, st.PatchLabels.Targets()) },
-	KindAnnotate:    func(st *Step, _ bool, n need) { n.metadata(st.Annotate.APIVersion, st.Annotate.Targets()) },
-	// action_cordon.go: GET the node, merge-patch spec.unschedulable.
-	KindCordon:   func(st *Step, _ bool, n need) { n.verbs([]string{"get", "patch"}, "", "nodes", "", st.Cordon.Node) },
-	KindUncordon: func(st *Step, _ bool, n need) { n.verbs([]string{"get", "patch"}, "", "nodes", "", st.Uncordon.Node) },
-	// action_drain.go: one LIST of the node's pods in every namespace (field selector spec.nodeName),
-	// an eviction per pod, one LIST of the budgets when evictions are refused, one LIST of the
-	// namespaces for ambient-only drains, and a GET of the node once the drain timed out (is it gone?).
-	KindDrain: func(st *Step, dry bool, n need) {
-		d := st.Drain
-		n.add("list", "", "pods", "", "")
-		n.add("create", "", "pods/eviction", "", "", srcEviction)
-		n.add("list", "policy", "poddisruptionbudgets", "", "")
-		if d.AmbientOnly {
-			n.add("list", "", "namespaces", "", "")
-		}
-		if !dry {
-			n.add("get", "", "nodes", "", d.Node)
-		}
-	},
-	// action_delete_pod.go: one LIST by labels in the namespace; a DELETE per pod with a UID
-	// precondition, and a GET when that conflicts (is it a replacement?).
-	KindDeletePod: func(st *Step, dry bool, n need) {
-		ns := st.DeletePod.Namespace
-		n.add("list", "", "pods", ns, "")
-		if !dry {
-			n.add("delete", "", "pods", ns, "")
-			n.add("get", "", "pods", ns, "")
-		}
-	},
-	// action_restart.go: GET and merge-patch each workload's pod template, then GET it until it rolled
-	// out. A dry run only describes the restart.
-	KindRestart: func(st *Step, dry bool, n need) {
-		if !dry {
-			n.restart(st.Restart.Workloads)
-		}
-	},
-	// action_reinject.go: the namespace's labels (GET, merge-patch), then the restart.
-	KindReinject: func(st *Step, dry bool, n need) {
-		n.verbs([]string{"get", "patch"}, "", "namespaces", "", st.Reinject.Namespace)
-		if !dry {
-			n.restart(st.Reinject.Workloads)
-		}
-	},
-	// The checks of WaitFor and Verify steps are added with every step's checks.
-	KindWaitFor: func(*Step, bool, need) {},
-	KindVerify:  func(*Step, bool, need) {},
-	// action_backup.go: a GET of each object, a Helm read of each release, and for a namespace one LIST
-	// of the CRDs, then one LIST per Istio and Gateway API kind the cluster serves. Writing the backup
-	// is the executor's backup store's business.
-	KindBackup: func(st *Step, _ bool, n need) {
-		b := st.Backup
-		for _, o := range b.Objects {
-			if o.HelmRelease != "" {
-				n.add("list", "", "secrets", o.Object.Namespace, "", srcHelmStorage)
-				continue
-			}
-			g, res := Resource(o.APIVersion, o.Object.Kind)
-			n.add("get", g, res, o.Object.Namespace, o.Object.Name)
-		}
-		if b.Namespace != "" {
-			n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "")
-			for _, g := range meshGroups {
-				n.add("list", g, "*", b.Namespace, "", srcMeshGroups)
-			}
-		}
-	},
-	// action_restore.go: the objects are server-side applied again, as ApplyObject does.
-	KindRestore: func(st *Step, dry bool, n need) {
-		for _, o := range st.Restore.Objects {
-			n.apply(map[string]any{"apiVersion": o.APIVersion, "kind": o.Object.Kind,
-				"metadata": map[string]any{"namespace": o.Object.Namespace, "name": o.Object.Name}}, dry)
-		}
-	},
-	// Approvals ask the Approve hook, health gates the caller's probe: nothing of the cluster.
-	KindApproval:   func(*Step, bool, need) {},
-	KindHealthGate: func(*Step, bool, need) {},
-}
 
 // meshGroups are the API groups of the namespaced Istio and Gateway API kinds a namespace backup
 // lists (execute: backup_namespace.go, meshGroup).

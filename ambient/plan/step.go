@@ -60,33 +60,9 @@ type Step struct {
 	Blocked string `json:"blocked,omitempty"`
 }
 
-// Kind is the name of a step's action.
+// Kind is the name of a step's action. Each kind's constant (KindHelmInstall, KindDrain, ...) sits in
+// its file kind_<action>.go; Kinds lists them all.
 type Kind string
-
-// Action kinds, one per Step action field.
-const (
-	KindHelmInstall   Kind = "HelmInstall"
-	KindHelmUpgrade   Kind = "HelmUpgrade"
-	KindHelmUninstall Kind = "HelmUninstall"
-	KindHelmRollback  Kind = "HelmRollback"
-	KindApplyObject   Kind = "ApplyObject"
-	KindDeleteObject  Kind = "DeleteObject"
-	KindPatchLabels   Kind = "PatchLabels"
-	KindAnnotate      Kind = "Annotate"
-	KindMoveTag       Kind = "MoveTag"
-	KindCordon        Kind = "Cordon"
-	KindUncordon      Kind = "Uncordon"
-	KindDrain         Kind = "Drain"
-	KindDeletePod     Kind = "DeletePod"
-	KindRestart       Kind = "Restart"
-	KindReinject      Kind = "Reinject"
-	KindWaitFor       Kind = "WaitFor"
-	KindVerify        Kind = "Verify"
-	KindBackup        Kind = "Backup"
-	KindRestore       Kind = "Restore"
-	KindApproval      Kind = "Approval"
-	KindHealthGate    Kind = "HealthGate"
-)
 
 // actions lists the step's set actions with their kinds.
 func (s *Step) actions() []Kind {
@@ -116,4 +92,15 @@ func (s *Step) Action() any {
 		return nil
 	}
 	return spec.payload(s)
+}
+
+// Node returns the node the step's action works on: the node of a Cordon, an Uncordon or a Drain,
+// the Node of a DeletePod, the object of a PatchLabels or an Annotate when it is a Node. It is ""
+// when the action works on no node, or when the step has no action or several.
+func (s *Step) Node() string {
+	spec, ok := specOf(s.Kind())
+	if !ok {
+		return ""
+	}
+	return spec.node(s)
 }

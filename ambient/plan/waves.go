@@ -13,8 +13,8 @@ import (
 // template. The Markdown runbook renders such runs once as a wave template with a table of nodes, and
 // EncodeYAML writes them once with the list of nodes (see forEachNode).
 
-// nodesOf returns the names of the nodes a step refers to: the node of its action, of its checks
-// and of its rollback.
+// nodesOf returns the names of the nodes a step refers to: the node of its action (as its kind's
+// spec names it), of its checks and of its rollback.
 func nodesOf(s *Step) []string {
 	var out []string
 	add := func(n string) {
@@ -22,22 +22,10 @@ func nodesOf(s *Step) []string {
 			out = append(out, n)
 		}
 	}
-	for _, r := range []*NodeRef{s.Cordon, s.Uncordon} {
-		if r != nil {
-			add(r.Node)
+	for i := range kindSpecs {
+		if kindSpecs[i].payload(s) != nil {
+			add(kindSpecs[i].node(s))
 		}
-	}
-	if s.Drain != nil {
-		add(s.Drain.Node)
-	}
-	if s.DeletePod != nil {
-		add(s.DeletePod.Node)
-	}
-	if s.PatchLabels != nil && s.PatchLabels.Object.Kind == "Node" {
-		add(s.PatchLabels.Object.Name)
-	}
-	if s.Annotate != nil && s.Annotate.Object.Kind == "Node" {
-		add(s.Annotate.Object.Name)
 	}
 	for _, c := range stepChecks(s) {
 		add(c.Params["node"])

@@ -276,19 +276,19 @@ func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string,
 	u.baseCRDs(s, target, prefix)
 	newRev := ""
 	if u.inPlace() {
-		revision.PlanInPlace(b, s, revision.InPlaceOptions{Target: target, IDPrefix: prefix})
+		revision.AddInPlace(b, s, revision.InPlaceOptions{Target: target, IDPrefix: prefix})
 	} else {
 		name := ""
 		if prefix == "" {
 			name = u.opts.RevisionName
 		}
 		var err error
-		if newRev, err = revision.PlanInstall(b, s, revision.InstallOptions{Target: target, Name: name, IDPrefix: prefix}); err != nil {
+		if newRev, err = revision.AddInstall(b, s, revision.InstallOptions{Target: target, Name: name, IDPrefix: prefix}); err != nil {
 			return nil, err
 		}
 	}
-	cni.PlanUpgrade(b, s, cni.UpgradeOptions{Target: target, IDPrefix: prefix})
-	if err := ztunnel.PlanUpgrade(b, s, ztunnel.UpgradeOptions{Target: target, Revision: newRev, Strategy: u.opts.ztunnel(), IDPrefix: prefix}); err != nil {
+	cni.AddUpgrade(b, s, cni.UpgradeOptions{Target: target, IDPrefix: prefix})
+	if err := ztunnel.AddUpgrade(b, s, ztunnel.UpgradeOptions{Target: target, Revision: newRev, Strategy: u.opts.ztunnel(), IDPrefix: prefix}); err != nil {
 		return nil, err
 	}
 	after := simulate(s, target, newRev, !u.opts.SkipRestart)
@@ -316,8 +316,8 @@ func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string,
 	u.gateways(s, target, prefix, newRev)
 	if !u.inPlace() {
 		u.waypointOwners(after, prefix)
-		revision.PlanDefault(b, s, revision.DefaultOptions{Target: target, NewRevision: newRev, IDPrefix: prefix})
-		revision.PlanRemoval(b, s, after, revision.RemovalOptions{NewRevision: newRev, IDPrefix: prefix})
+		revision.AddDefault(b, s, revision.DefaultOptions{Target: target, NewRevision: newRev, IDPrefix: prefix})
+		revision.AddRemoval(b, s, after, revision.RemovalOptions{NewRevision: newRev, IDPrefix: prefix})
 	}
 	return finishSimulation(after, newRev), nil
 }

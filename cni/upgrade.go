@@ -8,7 +8,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
-// UpgradeOptions configure PlanUpgrade.
+// UpgradeOptions configure AddUpgrade.
 type UpgradeOptions struct {
 	// Target is the version the CNI moves to.
 	Target mesh.Version
@@ -16,12 +16,12 @@ type UpgradeOptions struct {
 	IDPrefix string
 }
 
-// PlanUpgrade adds the in-place upgrade of istio-cni to opts.Target, preconditioned on a ready
+// AddUpgrade adds the in-place upgrade of istio-cni to opts.Target, preconditioned on a ready
 // control plane of that minor (CNI 1.x needs control plane 1.x or 1.x+1), verified by the rollout,
 // by the redirection of ambient pods created meanwhile and by the absence of lasting sandbox
 // failures, followed by a health gate. Without a CNI nothing is planned; without a Helm release a
 // finding says it is left alone.
-func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) {
+func AddUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) {
 	if s.CNI == nil {
 		return
 	}

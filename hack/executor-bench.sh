@@ -3,7 +3,7 @@
 # real API server. One kwok cluster, filled by the scale bench's setup, then two runs one after the
 # other through the public API (e2e/executorbench):
 #
-#   1. node by node (ztunnel.PlanUpgrade, NodeByNode): per node cordon, drain, replace, wait, uncordon;
+#   1. node by node (ztunnel.AddUpgrade, NodeByNode): per node cordon, drain, replace, wait, uncordon;
 #   2. blue-green (ztunnel.BlueGreenZtunnel): green installed, green kwok nodes created as Karpenter
 #      would, every blue node cordoned and drained onto them, blue removed.
 #

@@ -10,7 +10,7 @@ import (
 	"github.com/ambientkit/ambientkit/tags"
 )
 
-// InstallOptions configure PlanInstall.
+// InstallOptions configure AddInstall.
 type InstallOptions struct {
 	// Target is the version of the new revision.
 	Target mesh.Version
@@ -20,12 +20,12 @@ type InstallOptions struct {
 	IDPrefix string
 }
 
-// PlanInstall adds the installation of opts.Target as a new istiod revision beside the running ones,
+// AddInstall adds the installation of opts.Target as a new istiod revision beside the running ones,
 // with the values of the primary revision's release (its tags left out) and profile ambient unless
 // set, verified ready and leaving every gateway with its owner. It returns the new revision's name.
 // Revision names are never reused: a name already used by an istiod or a tag is an error wrapping
 // plan.ErrInvalidOptions.
-func PlanInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string, error) {
+func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string, error) {
 	rev := opts.Name
 	if rev == "" {
 		rev = opts.Target.RevisionName()
@@ -79,7 +79,7 @@ func PlanInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (strin
 	return rev, nil
 }
 
-// InPlaceOptions configure PlanInPlace.
+// InPlaceOptions configure AddInPlace.
 type InPlaceOptions struct {
 	// Target is the version every revision moves to.
 	Target mesh.Version
@@ -87,10 +87,10 @@ type InPlaceOptions struct {
 	IDPrefix string
 }
 
-// PlanInPlace adds the in-place upgrade of every istiod revision's release to opts.Target. In place
+// AddInPlace adds the in-place upgrade of every istiod revision's release to opts.Target. In place
 // keeps the revision names, so tags, namespaces and gateways need no move; sidecars keep their proxy
 // until they restart.
-func PlanInPlace(b *steps.Builder, s *mesh.Snapshot, opts InPlaceOptions) {
+func AddInPlace(b *steps.Builder, s *mesh.Snapshot, opts InPlaceOptions) {
 	for _, r := range s.Revisions {
 		h, ok := b.Release(s, "istiod", r.HelmRelease)
 		if !ok {
@@ -105,7 +105,7 @@ func PlanInPlace(b *steps.Builder, s *mesh.Snapshot, opts InPlaceOptions) {
 	}
 }
 
-// DefaultOptions configure PlanDefault.
+// DefaultOptions configure AddDefault.
 type DefaultOptions struct {
 	// Target is the version the base chart is at after the upgrade.
 	Target mesh.Version
@@ -115,10 +115,10 @@ type DefaultOptions struct {
 	IDPrefix string
 }
 
-// PlanDefault adds the step that makes opts.NewRevision the default revision (the base chart's
+// AddDefault adds the step that makes opts.NewRevision the default revision (the base chart's
 // defaultRevision, rendered as the istio.io/rev label of istiod-default-validator), when the default
 // revision is another one. Nothing is planned without a default revision or a base release.
-func PlanDefault(b *steps.Builder, s *mesh.Snapshot, opts DefaultOptions) {
+func AddDefault(b *steps.Builder, s *mesh.Snapshot, opts DefaultOptions) {
 	if s.DefaultRevision == "" || s.DefaultRevision == opts.NewRevision {
 		return
 	}
@@ -132,7 +132,7 @@ func PlanDefault(b *steps.Builder, s *mesh.Snapshot, opts DefaultOptions) {
 		plan.NewCheck(mesh.ObjectRef{}, plan.DefaultRevisionArgs{Revision: opts.NewRevision}, "istiod-default-validator is labelled istio.io/rev="+opts.NewRevision)))
 }
 
-// RemovalOptions configure PlanRemoval.
+// RemovalOptions configure AddRemoval.
 type RemovalOptions struct {
 	// NewRevision is the revision that stays.
 	NewRevision string
@@ -140,11 +140,11 @@ type RemovalOptions struct {
 	IDPrefix string
 }
 
-// PlanRemoval adds, for every revision of s but opts.NewRevision: an approval, a backup of its Helm
+// AddRemoval adds, for every revision of s but opts.NewRevision: an approval, a backup of its Helm
 // release, Deployment and injector that is read back, and the removal, preconditioned on nothing
 // referring to it. after is the mesh as the earlier steps leave it; a revision still referred to
 // there gets a blocked removal step that names what refers to it, and an info finding.
-func PlanRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) {
+func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) {
 	for _, r := range s.Revisions {
 		if r.Name == opts.NewRevision {
 			continue

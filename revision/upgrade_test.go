@@ -45,7 +45,7 @@ func planRemoval(t *testing.T, before, after *mesh.Snapshot, values map[string]m
 	t.Helper()
 	p := plan.New(plan.Metadata{Name: "t", Operation: "upgrade", Fingerprint: before.Fingerprint()})
 	b := steps.New(p, steps.Options{Values: values})
-	revision.PlanRemoval(b, before, after, revision.RemovalOptions{NewRevision: "1-31-4"})
+	revision.AddRemoval(b, before, after, revision.RemovalOptions{NewRevision: "1-31-4"})
 	if err := b.Err(); err != nil {
 		t.Fatal(err)
 	}

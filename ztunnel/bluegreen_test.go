@@ -186,6 +186,28 @@ func TestBlueGreenZtunnelBlocksBeforeAnyChange(t *testing.T) {
 	}
 }
 
+func TestCordonAllCordonsEveryBlueNodeBeforeTheFirstDrain(t *testing.T) {
+	s := karpenterMesh()
+	p, err := ztunnel.BlueGreenZtunnel(s, ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: ztunnel.BlueGreen{
+		BatchSize: 2, CordonAll: true, Capacity: ztunnel.GreenCapacity{NodePools: []string{"general", "batch"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "ztunnel/bluegreen/"
+	cordons, drains := stepsWithPrefix(p, base+"cordon/"), stepsWithPrefix(p, base+"drain/")
+	if len(cordons) == 0 || len(drains) == 0 || index(t, p, cordons[len(cordons)-1].ID) > index(t, p, drains[0].ID) {
+		t.Fatalf("with CordonAll every blue node is cordoned before the first drain (%d cordons, %d drains)", len(cordons), len(drains))
+	}
+	for _, c := range cordons {
+		if c.Wave != nil {
+			t.Errorf("cordon %s is in wave %s; with CordonAll the cordons come before the waves", c.ID, c.Wave.ID)
+		}
+	}
+	if p.Metadata.Options["cordon"] != "all" {
+		t.Errorf("options %v do not record cordon=all", p.Metadata.Options)
+	}
+}
+
 func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 	s := karpenterMesh()
 	s.Nodes[0].Labels["karpenter.sh/nodepool"] = "general" // already so; general-0 runs cart and the waypoint
@@ -213,8 +235,14 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 	if len(cordons) != 6 || len(drains) != 6 {
 		t.Fatalf("want every blue node cordoned and drained: %d cordons, %d drains", len(cordons), len(drains))
 	}
-	if index(t, p, cordons[len(cordons)-1].ID) > index(t, p, drains[0].ID) || index(t, p, base+"green-ready") > index(t, p, cordons[0].ID) {
-		t.Error("every blue node must be cordoned, after green is ready, before the first drain, so evicted pods land on green only")
+	if index(t, p, base+"green-ready") > index(t, p, cordons[0].ID) {
+		t.Error("no blue node may be cordoned before green is ready")
+	}
+	for i, d := range drains {
+		c, ok := p.Step(base + "cordon/" + d.Drain.Node)
+		if !ok || index(t, p, c.ID) > index(t, p, d.ID) || c.Wave == nil || d.Wave == nil || *c.Wave != *d.Wave || d.Wave.Node != d.Drain.Node {
+			t.Errorf("drain %d (%s): its node is not cordoned right before it in the same wave unit (cordon %+v)", i, d.ID, c)
+		}
 	}
 	if index(t, p, drains[len(drains)-1].ID) > index(t, p, base+"blue-empty") {
 		t.Error("blue must be checked empty after the last drain")

@@ -13,7 +13,7 @@ import (
 // needs.
 var updateStrategyValue = mesh.Version{Major: 1, Minor: 26}
 
-// UpgradeOptions configure PlanUpgrade.
+// UpgradeOptions configure AddUpgrade.
 type UpgradeOptions struct {
 	// Target is the version ztunnel moves to.
 	Target mesh.Version
@@ -48,20 +48,20 @@ func DrainTime(grace int64) int64 {
 	return 1
 }
 
-// PlanUpgrade adds the steps that move every ztunnel DaemonSet of the snapshot to opts.Target with the
+// AddUpgrade adds the steps that move every ztunnel DaemonSet of the snapshot to opts.Target with the
 // chosen strategy. A ztunnel pinned to a revision moves to opts.Revision in the same upgrade, so it
 // restarts once. Every upgrade to a chart with the resourceName value (1.25+) pins it to the running
 // DaemonSet's name, so no hop renames it; an upgrade that would rename it anyway gets a blocking
 // finding (see ChartNames). A ztunnel without a Helm release is left alone (a finding says so).
 // Charts older than 1.26 have no updateStrategy value: node by node falls back to in place there,
 // and the step says so.
-func PlanUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error {
+func AddUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error {
 	strategy := opts.strategy()
 	if err := strategy.Validate(); err != nil {
 		return err
 	}
 	if g, ok := strategy.(BlueGreen); ok {
-		return PlanBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: blueGreenRevision(s, opts.Revision), Strategy: g, IDPrefix: opts.IDPrefix})
+		return AddBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: blueGreenRevision(s, opts.Revision), Strategy: g, IDPrefix: opts.IDPrefix})
 	}
 	for _, z := range s.Ztunnels {
 		h, ok := b.Release(s, "ztunnel", z.HelmRelease)
@@ -168,18 +168,24 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	for start := 0; start < len(order); start += batch {
 		end := min(start+batch, len(order))
 		var done []string
+		wave := fmt.Sprintf("%sbatch/%d", base, start/batch+1)
 		for _, d := range order[start:end] {
 			id := base + "node/" + d.Node.Name + "/"
-			b.Add(steps.CordonStep(id+"cordon", d.Node), before...)
-			b.Add(steps.DrainStep(id+"drain", d, nbn.drainSeconds(), "move ambient workloads off the node so no connection goes through the ztunnel being replaced"))
+			unit := &plan.WaveUnit{ID: wave, Node: d.Node.Name}
+			add := func(st plan.Step, deps ...string) {
+				st.Wave = unit
+				b.Add(st, deps...)
+			}
+			add(steps.CordonStep(id+"cordon", d.Node), before...)
+			add(steps.DrainStep(id+"drain", d, nbn.drainSeconds(), "move ambient workloads off the node so no connection goes through the ztunnel being replaced"))
 			risk := plan.RiskLow
 			if d.Ambient {
 				risk = plan.RiskMedium
 			}
-			b.Add(plan.Step{ID: id + "replace", Description: fmt.Sprintf("delete the ztunnel pod on %s so the DaemonSet recreates it at %s", d.Node.Name, opts.Target),
+			add(plan.Step{ID: id + "replace", Description: fmt.Sprintf("delete the ztunnel pod on %s so the DaemonSet recreates it at %s", d.Node.Name, opts.Target),
 				Reason: note, Risk: risk,
 				DeletePod: &plan.PodSelection{Namespace: z.Namespace, Selector: z.Selector, Node: d.Node.Name}})
-			b.Add(plan.Step{ID: id + "wait", Description: fmt.Sprintf("wait until ztunnel %s is ready on %s", opts.Target, d.Node.Name), Risk: plan.RiskNone,
+			add(plan.Step{ID: id + "wait", Description: fmt.Sprintf("wait until ztunnel %s is ready on %s", opts.Target, d.Node.Name), Risk: plan.RiskNone,
 				WaitFor: &plan.WaitFor{TimeoutSeconds: 300, Check: plan.NewCheck(z.Ref(), plan.NodeAgentReadyArgs{Node: d.Node.Name, Version: opts.Target.String()},
 					fmt.Sprintf("a ready ztunnel %s pod runs on %s", opts.Target, d.Node.Name))}})
 			if d.Node.Unschedulable {
@@ -188,7 +194,7 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 				all[len(all)-1].Notes = append(all[len(all)-1].Notes,
 					fmt.Sprintf("%s was cordoned before the upgrade; the plan leaves it cordoned", d.Node.Name))
 			} else {
-				b.Add(steps.UncordonStep(id+"uncordon", d.Node.Name))
+				add(steps.UncordonStep(id+"uncordon", d.Node.Name))
 			}
 			done = append(done, b.Last())
 		}

@@ -30,8 +30,8 @@ func planZtunnel(t *testing.T, s *mesh.Snapshot, opts ztunnel.UpgradeOptions, va
 	t.Helper()
 	p := plan.New(plan.Metadata{Name: "t", Operation: "upgrade", Fingerprint: s.Fingerprint()})
 	b := steps.New(p, steps.Options{Values: values})
-	if err := ztunnel.PlanUpgrade(b, s, opts); err != nil {
-		t.Fatalf("PlanUpgrade: %v", err)
+	if err := ztunnel.AddUpgrade(b, s, opts); err != nil {
+		t.Fatalf("AddUpgrade: %v", err)
 	}
 	if err := b.Err(); err != nil {
 		t.Fatalf("builder: %v", err)

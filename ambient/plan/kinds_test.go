@@ -12,7 +12,7 @@ import (
 // part reads another kind's payload, or when two entries claim one field.
 func TestEveryActionFieldIsAKindWithEveryPart(t *testing.T) {
 	st := reflect.TypeOf(Step{})
-	nonAction := map[string]bool{"ID": true, "Description": true, "Reason": true, "DependsOn": true, "Risk": true,
+	nonAction := map[string]bool{"ID": true, "Description": true, "Reason": true, "DependsOn": true, "Risk": true, "Wave": true,
 		"Preconditions": true, "Postconditions": true, "Rollback": true, "Notes": true, "Blocked": true}
 	fields := 0
 	for i := 0; i < st.NumField(); i++ {

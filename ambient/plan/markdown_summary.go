@@ -58,7 +58,7 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 		if next < len(sets) && sets[next].start == i {
 			// A wave set is a row of its own: what its nodes go through.
 			ws := sets[next]
-			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", plural(ws.nodeCount(), "node", "nodes"), familyName(ws.family)), "–")
+			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", plural(ws.nodeCount(), "node", "nodes"), familyName(ws.name)), "–")
 			c.target = "–"
 			c.how = []string{strings.Join(slotNames(p.Steps, ws), " → ")}
 			if n := len(ws.waves); n > 1 {

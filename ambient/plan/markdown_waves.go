@@ -16,7 +16,7 @@ func (ws waveSet) nodeCount() int { return countBlocks(ws) }
 // after the segment of the steps' IDs before the node ("node" goes unsaid).
 func (ws waveSet) summary() string {
 	s := plural(ws.nodeCount(), "node", "nodes")
-	head, _, _ := strings.Cut(ws.family, "/"+nodePlaceholder)
+	head, _, _ := strings.Cut(ws.name, "/"+nodePlaceholder)
 	if label := head[strings.LastIndex(head, "/")+1:]; label != "node" && label != "nodes" && label != "" {
 		s = label + " " + s
 	}
@@ -64,9 +64,9 @@ func generic(steps []Step, bl block) []Step {
 }
 
 // stepKey is a step as JSON without what the wave table shows per node or wave: its dependencies
-// (on the wave before), its node's pool and what may hold its drain.
+// (on the wave before), its wave, its node's pool and what may hold its drain.
 func stepKey(s Step) string {
-	s.DependsOn = nil
+	s.DependsOn, s.Wave = nil, nil
 	if s.Drain != nil {
 		d := *s.Drain
 		d.MayHold = nil
@@ -84,7 +84,7 @@ func stepKey(s Step) string {
 func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet) {
 	steps := p.Steps
 	sl := slotsOf(steps, ws)
-	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.family), ws.summary())
+	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.name), ws.summary())
 	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor runs one step at a time, so the nodes of a wave go one after another", plural(len(sl), "step", "steps"), nodePlaceholder)
 	if len(ws.waves) > 1 {
 		b.WriteString("; a wave starts once the steps that close the wave before it have passed")
@@ -363,7 +363,7 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 		}
 		list := strings.Join(nodes, ", ")
 		if same != nil {
-			list = fmt.Sprintf("the %d nodes of steps %d–%d (`%s`), in their order", len(nodes), same.start+1, same.end, familyName(same.family))
+			list = fmt.Sprintf("the %d nodes of steps %d–%d (`%s`), in their order", len(nodes), same.start+1, same.end, familyName(same.name))
 		}
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n+1, list, orDash(strings.Join(pl, ", ")),
 			cell(orDash(differs.text(len(nodes)))), cell(orDash(holds.text())))

@@ -137,10 +137,50 @@ func (p *Plan) Validate() error {
 			}
 		}
 	}
+	validateWaves(p.Steps, bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(errs...))
 	}
 	return nil
+}
+
+// validateWaves checks that the steps of a wave stand together, that each unit's steps depend only
+// on steps before the wave or on earlier steps of their own unit, and that a wave names its node.
+func validateWaves(steps []Step, bad func(string, ...any)) {
+	closed := map[string]bool{}
+	for i := 0; i < len(steps); {
+		w := steps[i].Wave
+		if w == nil {
+			i++
+			continue
+		}
+		if closed[w.ID] {
+			bad("steps[%d] %q: wave %q continues after other steps; the steps of a wave stand together", i, steps[i].ID, w.ID)
+		}
+		start := i
+		before := map[string]bool{}
+		for k := 0; k < start; k++ {
+			before[steps[k].ID] = true
+		}
+		unitOf := map[string]string{}
+		for ; i < len(steps) && steps[i].Wave != nil && steps[i].Wave.ID == w.ID; i++ {
+			s := &steps[i]
+			where := fmt.Sprintf("steps[%d] %q", i, s.ID)
+			if s.Wave.Node == "" {
+				bad("%s: wave %q names no node", where, w.ID)
+			}
+			for _, d := range s.DependsOn {
+				if before[d] {
+					continue
+				}
+				if u, ok := unitOf[d]; ok && u != s.Wave.Node {
+					bad("%s: depends on %q of node %s's unit in the same wave; units of a wave do not wait for each other", where, d, u)
+				}
+			}
+			unitOf[s.ID] = s.Wave.Node
+		}
+		closed[w.ID] = true
+	}
 }
 
 func (p *Plan) indexOf(id string) int {

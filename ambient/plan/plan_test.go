@@ -147,3 +147,40 @@ func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
 	p.Steps[0].Notes = tricky[1:]
 	roundTrip(t, p)
 }
+
+func TestAWaveIsRefusedWhenItsUnitsWaitForEachOtherOrItsStepsAreApart(t *testing.T) {
+	wave := func(id, node string) *plan.WaveUnit { return &plan.WaveUnit{ID: id, Node: node} }
+	cordon := func(id, node string, w *plan.WaveUnit, deps ...string) plan.Step {
+		return plan.Step{ID: id, Description: "cordon", Risk: plan.RiskLow, DependsOn: deps, Wave: w, Cordon: &plan.NodeRef{Node: node}}
+	}
+	gate := plan.Step{ID: "gate", Description: "gate", Risk: plan.RiskNone, HealthGate: &plan.HealthGate{Probe: "p", Scope: "s"}}
+	tests := []struct {
+		name  string
+		steps []plan.Step
+		says  string
+	}{
+		{"units that depend only on what comes before the wave are valid", []plan.Step{gate,
+			cordon("a/1", "a", wave("w", "a"), "gate"), cordon("a/2", "a", wave("w", "a"), "a/1"), cordon("b/1", "b", wave("w", "b"), "gate")}, ""},
+		{"a unit that waits for another unit of its wave is refused", []plan.Step{gate,
+			cordon("a/1", "a", wave("w", "a"), "gate"), cordon("b/1", "b", wave("w", "b"), "a/1")}, "units of a wave do not wait for each other"},
+		{"a wave interrupted by another step is refused", []plan.Step{
+			cordon("a/1", "a", wave("w", "a")), gate, cordon("b/1", "b", wave("w", "b"))}, "continues after other steps"},
+		{"a wave step without a node is refused", []plan.Step{cordon("a/1", "a", wave("w", ""))}, "names no node"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan.New(plan.Metadata{Name: "waves", Operation: "test", Fingerprint: "sha256:x"})
+			p.Steps = tc.steps
+			err := p.Validate()
+			if tc.says == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, plan.ErrInvalidPlan) || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("err = %v; want it to say %q", err, tc.says)
+			}
+		})
+	}
+}

@@ -22,6 +22,9 @@ type Step struct {
 	// DependsOn lists IDs of earlier steps that must finish first.
 	DependsOn []string `json:"dependsOn,omitempty"`
 	Risk      Risk     `json:"risk"`
+	// Wave, when set, puts the step in one node's unit of a wave: the units of a wave (its nodes)
+	// run at the same time, each unit's steps one after another (see WaveUnit).
+	Wave *WaveUnit `json:"wave,omitempty"`
 	// Preconditions are re-checked just before the action runs; the step fails, having done nothing,
 	// when one does not hold.
 	Preconditions []Check `json:"preconditions,omitempty"`
@@ -58,6 +61,18 @@ type Step struct {
 	Notes []string `json:"notes,omitempty"`
 	// Blocked, when set, says why the step must not run yet; the executor refuses it.
 	Blocked string `json:"blocked,omitempty"`
+}
+
+// WaveUnit places a step in a wave of node units: a planner that moves nodes in batches (ztunnel
+// node by node, blue-green drains) gives each node of a batch a unit (cordon, drain, ... for that
+// node) and the units of the batch one wave. The steps of a wave stand together in the plan; an
+// executor may run its units at the same time, and runs the steps after the wave (its health gate)
+// only when every unit is done. A unit's steps depend only on steps before the wave or on earlier
+// steps of the same unit, which Plan.Validate checks.
+type WaveUnit struct {
+	// ID names the wave ("ztunnel/batch/3"); Node the node whose unit the step is in.
+	ID   string `json:"id"`
+	Node string `json:"node"`
 }
 
 // Kind is the name of a step's action. Each kind's constant (KindHelmInstall, KindDrain, ...) sits in

@@ -88,9 +88,10 @@ type block struct {
 	// shape is the IDs of its steps with the node replaced, joined: blocks of one shape repeat one
 	// template.
 	shape string
-	// family is the pattern of its first step's ID: the blocks of one wave phase share it, even when
-	// a node skips a step.
-	family string
+	// family is the pattern of its first step's ID, or its wave's when the planner set one: the
+	// blocks of one wave phase share it, even when a node skips a step. name is the pattern of its
+	// first step's ID, which the runbook names the phase by.
+	family, name string
 }
 
 // blocks finds the blocks of a plan's steps, in order.
@@ -110,7 +111,11 @@ func blocks(steps []Step) []block {
 		for k := i; k < j; k++ {
 			shape = append(shape, idPattern(steps[k].ID, n, nodePlaceholder))
 		}
-		out = append(out, block{node: n, start: i, end: j, shape: strings.Join(shape, "\n"), family: shape[0]})
+		family := shape[0]
+		if w := steps[i].Wave; w != nil {
+			family = "wave " + numbered(w.ID) // the planner's own waves: one family whatever a node's first step
+		}
+		out = append(out, block{node: n, start: i, end: j, shape: strings.Join(shape, "\n"), family: family, name: shape[0]})
 		i = j
 	}
 	return out
@@ -129,9 +134,9 @@ type wave struct {
 // waveSet is a run of waves whose blocks share a family: a template the plan repeats for many
 // nodes. Steps [start, end) of the plan belong to it.
 type waveSet struct {
-	family     string
-	waves      []wave
-	start, end int
+	family, name string
+	waves        []wave
+	start, end   int
 }
 
 // maxGlue is how many steps that are no node's may stand between two waves of one phase.
@@ -144,7 +149,7 @@ func waveSets(steps []Step) []waveSet {
 	bs := blocks(steps)
 	var out []waveSet
 	for i := 0; i < len(bs); {
-		ph := waveSet{family: bs[i].family, start: bs[i].start}
+		ph := waveSet{family: bs[i].family, name: bs[i].name, start: bs[i].start}
 		w := wave{}
 		j := i
 		for {

@@ -7,7 +7,7 @@
 //	executorbench run   -kubeconfig K -strategy node-by-node|blue-green -out DIR [flags]
 //
 // run observes the cluster a scalebench setup filled (observe.Live), plans a ztunnel replacement with
-// the real planner (ztunnel.PlanUpgrade with NodeByNode, or ztunnel.BlueGreenZtunnel) to charts
+// the real planner (ztunnel.AddUpgrade with NodeByNode, or ztunnel.BlueGreenZtunnel) to charts
 // stamped as -target from the same sources, and applies it with execute.New, the Helm SDK adapter and
 // a Snapshot over observe.Live, as a user of the library would. For blue-green it stands in for
 // Karpenter: once the install-green step is done it creates kwok nodes labelled green. Every API

@@ -298,7 +298,7 @@ func makePlan(snap *mesh.Snapshot, o runOpts, target mesh.Version, paths map[str
 		p = plan.New(plan.Metadata{Name: fmt.Sprintf("ztunnel node by node %s → %s", z[0].Version, target), Operation: "upgrade",
 			Fingerprint: snap.Fingerprint(), From: z[0].Version, To: target})
 		b := steps.New(p, steps.Options{Charts: src, Values: values})
-		if err := ztunnel.PlanUpgrade(b, snap, ztunnel.UpgradeOptions{Target: target, Strategy: ztunnel.NodeByNode{BatchSize: o.batch}}); err != nil {
+		if err := ztunnel.AddUpgrade(b, snap, ztunnel.UpgradeOptions{Target: target, Strategy: ztunnel.NodeByNode{BatchSize: o.batch}}); err != nil {
 			return nil, err
 		}
 		if err := b.Err(); err != nil {

@@ -1,0 +1,90 @@
+package ztunnel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/steps"
+)
+
+// finish removes blue once no node it runs on has an ambient pod, makes istiod trust green alone,
+// drops the colour label and the Karpenter hold from the blue nodes, and says which nodes can go.
+func (x *bg) finish() {
+	// Blue places pods on every node not labelled green: a node that joined uncoloured during the move
+	// counts as blue too.
+	sel := x.label + "!=" + x.greenVal
+	empty := plan.NewCheck(mesh.ObjectRef{}, plan.NoAmbientPodsArgs{Selector: sel}, "no ambient pod runs on a node that is not labelled "+x.label+"="+x.greenVal)
+	x.b.Add(plan.Step{ID: x.base + "blue-empty", Description: "verify that no node blue runs on has an ambient pod any more", Risk: plan.RiskNone,
+		Notes:  []string{"a node that joined during the move without the green label runs blue: cordon and drain it (kubectl drain), then resume"},
+		Verify: &plan.Verification{Checks: []plan.Check{empty}}})
+	h := x.blueRel
+	id := x.base + "blue/"
+	x.b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up the blue ztunnel %s (Helm release, DaemonSet) and read the backup back", x.blue.Name), Risk: plan.RiskNone,
+		Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)},
+			{APIVersion: "apps/v1", Object: x.blue.Ref()}}},
+		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{}, "every backed-up object reads back equal")}})
+	rm := plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
+		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
+		Preconditions: []plan.Check{empty},
+		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
+		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
+		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
+		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
+	x.b.Add(rm)
+	gone := h
+	gone.Status = steps.StatusUninstalled
+	x.b.Track(gone)
+	x.trust(false)
+	var objs, held []mesh.ObjectRef
+	pools := map[string][]string{}
+	for _, n := range x.blueNodes {
+		objs = append(objs, nodeObject(n.Name))
+		pool := steps.OrDefault(n.Pool, "(no pool)")
+		pools[pool] = append(pools[pool], n.Name)
+	}
+	for _, np := range x.g.Capacity.NodePools {
+		held = append(held, x.heldNodes(np)...)
+	}
+	if len(objs) > 0 {
+		x.b.Add(plan.Step{ID: x.base + "unlabel-blue", Description: fmt.Sprintf("remove label %s from the %d blue node(s)", x.label, len(objs)), Risk: plan.RiskLow,
+			PatchLabels: &plan.PatchLabels{APIVersion: "v1", Objects: objs, Remove: []string{x.label}}})
+	}
+	if len(held) > 0 {
+		x.b.Add(plan.Step{ID: x.base + "release", Description: fmt.Sprintf("let Karpenter consolidate the %d empty blue node(s) it launched", len(held)), Risk: plan.RiskLow,
+			Annotate: &plan.Annotate{APIVersion: "v1", Objects: held, Remove: []string{annotationDoNotDisrupt}}})
+	}
+	if np := x.g.ScaleDownNodePool; np != "" {
+		x.scaleDown(np)
+	}
+	var names []string
+	for pool, ns := range pools {
+		names = append(names, fmt.Sprintf("pool %s: %d node(s) (%s)", pool, len(ns), plan.ListSome(ns, 10)))
+	}
+	sort.Strings(names)
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenNodesToRemove, Severity: plan.Info, Object: x.blue.Ref(),
+		Message: "once the plan is done, the blue nodes are empty and cordoned and can go: " + strings.Join(names, "; "),
+		Remedy:  "delete them with their node group (or let Karpenter consolidate them); the plan deletes no node"})
+}
+
+// scaleDown stops a NodePool from launching nodes: spec.limits.cpu 0. Undo puts the limit back as it
+// was (or drops it: server-side apply releases a field the applier no longer sets).
+func (x *bg) scaleDown(name string) {
+	p, _ := x.s.NodePool(name)
+	obj := func(limits map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"limits": limits}}
+	}
+	undo := map[string]any{}
+	if cpu, ok := p.Limits["cpu"]; ok {
+		undo["cpu"] = cpu
+	}
+	id := x.base + "scale-down/" + name
+	x.b.Add(plan.Step{ID: id, Description: "stop NodePool " + name + " from launching nodes (spec.limits.cpu 0)", Risk: plan.RiskMedium,
+		Reason:      "asked for: its nodes ran the blue ztunnel and are empty now",
+		ApplyObject: &plan.ApplyObject{Object: obj(map[string]any{"cpu": "0"})},
+		Rollback: &plan.Step{ID: id + "/undo", Description: "give NodePool " + name + " its cpu limit back", Risk: plan.RiskMedium,
+			ApplyObject: &plan.ApplyObject{Object: obj(undo)}}})
+}

@@ -2,7 +2,12 @@ package ambientkit_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,6 +23,14 @@ var plannerPackages = []string{
 	"github.com/ambientkit/ambientkit/ztunnel",
 	"github.com/ambientkit/ambientkit/tags",
 	"github.com/ambientkit/ambientkit/migrate",
+	"github.com/ambientkit/ambientkit/ambient/advisories",
+}
+
+// fileLoaders are planner packages that hold data a caller may replace with a file of their own:
+// they may import os, and use it only to read that file in the functions listed
+// (TestFileLoadersReadOnlyWhenAsked checks it). Nothing else in them touches the file system.
+var fileLoaders = map[string][]string{
+	"github.com/ambientkit/ambientkit/ambient/advisories": {"LoadFile"},
 }
 
 // forbiddenDeps may not appear anywhere in a planner's dependency closure.
@@ -59,7 +72,7 @@ func TestPlannersArePure(t *testing.T) {
 		}
 		for _, i := range p.Imports {
 			for _, f := range forbiddenImports {
-				if i == f {
+				if i == f && !(f == "os" && fileLoaders[p.ImportPath] != nil) {
 					t.Errorf("planner package %s imports %s; planners read no clock, files, network or randomness", p.ImportPath, i)
 				}
 			}
@@ -87,4 +100,60 @@ func TestPlannersReadNoClock(t *testing.T) {
 	if b, _ := grep.Output(); len(b) > 0 {
 		t.Errorf("planner code reads the clock:\n%s", b)
 	}
+}
+
+func TestFileLoadersReadOnlyWhenAsked(t *testing.T) {
+	for pkg, allowed := range fileLoaders {
+		out, err := exec.Command("go", "list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`, pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		fields := strings.Fields(string(out))
+		dir, files := fields[0], fields[1:]
+		for _, name := range files {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			osName := ""
+			for _, imp := range f.Imports {
+				if path, _ := strconv.Unquote(imp.Path.Value); path == "os" {
+					osName = "os"
+					if imp.Name != nil {
+						osName = imp.Name.Name
+					}
+				}
+			}
+			if osName == "" {
+				continue
+			}
+			for _, decl := range f.Decls {
+				fn, isFunc := decl.(*ast.FuncDecl)
+				ast.Inspect(decl, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName {
+						inAllowed := isFunc && fn.Recv == nil && contains(allowed, fn.Name.Name)
+						if sel.Sel.Name != "ReadFile" || !inAllowed {
+							t.Errorf("%s: %s.%s outside %v; a data package reads only the file its caller names",
+								fset.Position(sel.Pos()), osName, sel.Sel.Name, allowed)
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -8,7 +8,6 @@ package cluster
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +24,8 @@ import (
 	"sigs.k8s.io/e2e-framework/support"
 	"sigs.k8s.io/e2e-framework/support/kind"
 	"sigs.k8s.io/e2e-framework/support/kwok"
+
+	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 )
 
 // Providers.
@@ -34,11 +35,14 @@ const (
 	ProviderExisting = "existing"
 )
 
+// Timing modes of Options.Timing.
+const (
+	TimingFast      = kwokstages.ModeFast
+	TimingRealistic = kwokstages.ModeRealistic
+)
+
 // DefaultServiceCIDR is the loopback Service range of kwok clusters.
 const DefaultServiceCIDR = "127.96.0.0/16"
-
-//go:embed stages.yaml
-var stagesYAML string
 
 // Options say which cluster to use and where to keep its files.
 type Options struct {
@@ -58,13 +62,22 @@ type Options struct {
 	ServiceCIDR string
 	// ReadyTimeout bounds cluster creation; default 3m.
 	ReadyTimeout time.Duration
+	// Timing of a kwok cluster's pods (package kwokstages): TimingFast (default) plays kwok's fast
+	// stages, where only pods annotated e2e.ambientkit.io/timing=realistic honour their grace period
+	// and only pods annotated e2e.ambientkit.io/ready-after turn Ready late; TimingRealistic makes
+	// every pod honour its grace period and delays ztunnel readiness by ZtunnelReady (default 3s).
+	Timing string
+	// ZtunnelReady delays the readiness of every app=ztunnel pod of a kwok cluster (0: at once, or 3s
+	// under TimingRealistic).
+	ZtunnelReady time.Duration
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 }
 
 // OptionsFromEnv reads E2E_PROVIDER (kwok, kind or existing; existing is implied by E2E_KUBECONFIG),
-// E2E_KUBECONFIG, E2E_CLUSTER_NAME, E2E_RUN_DIR, E2E_BIN_DIR, E2E_KIND_CONFIG, E2E_KIND_IMAGE and
-// E2E_READY_TIMEOUT. RunDir defaults to a new folder under the system temp dir.
+// E2E_KUBECONFIG, E2E_CLUSTER_NAME, E2E_RUN_DIR, E2E_BIN_DIR, E2E_KIND_CONFIG, E2E_KIND_IMAGE,
+// E2E_READY_TIMEOUT, E2E_TIMING (fast or realistic) and E2E_ZTUNNEL_READY (a Go duration). RunDir
+// defaults to a new folder under the system temp dir.
 func OptionsFromEnv() (Options, error) {
 	o := Options{
 		Provider:      os.Getenv("E2E_PROVIDER"),
@@ -100,6 +113,14 @@ func OptionsFromEnv() (Options, error) {
 		}
 		o.ReadyTimeout = t
 	}
+	st, err := kwokstages.ParseTiming(os.Getenv("E2E_TIMING"), os.Getenv("E2E_ZTUNNEL_READY"))
+	if err != nil {
+		return o, fmt.Errorf("E2E_TIMING/E2E_ZTUNNEL_READY: %w", err)
+	}
+	o.Timing, o.ZtunnelReady = TimingFast, st.ZtunnelReady
+	if st.GraceAll {
+		o.Timing = TimingRealistic
+	}
 	return o, nil
 }
 
@@ -121,6 +142,9 @@ func New(opts Options) (*Cluster, error) {
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if _, err := opts.stages(); err != nil {
+		return nil, err
 	}
 	if opts.RunDir == "" {
 		d, err := os.MkdirTemp("", "ambientkit-e2e-")
@@ -222,10 +246,44 @@ func (c *Cluster) Create(ctx context.Context) (string, error) {
 	return c.kubeconfig, nil
 }
 
+// stages renders the kwok stages for the options' timing.
+func (o Options) stages() (string, error) {
+	var so kwokstages.Options
+	switch o.Timing {
+	case "", TimingFast:
+	case TimingRealistic:
+		so.GraceAll, so.ZtunnelReady = true, kwokstages.DefaultZtunnelReady
+	default:
+		return "", fmt.Errorf("cluster timing %q: want %s or %s", o.Timing, TimingFast, TimingRealistic)
+	}
+	if o.ZtunnelReady > 0 {
+		so.ZtunnelReady = o.ZtunnelReady
+	}
+	return kwokstages.Render(so)
+}
+
+// Timing returns the cluster's timing mode and ztunnel readiness delay as rendered into its stages
+// (kwok only; an existing or kind cluster has real kubelets).
+func (c *Cluster) Timing() (mode string, ztunnelReady time.Duration) {
+	mode = c.opts.Timing
+	if mode == "" {
+		mode = TimingFast
+	}
+	ztunnelReady = c.opts.ZtunnelReady
+	if mode == TimingRealistic && ztunnelReady <= 0 {
+		ztunnelReady = kwokstages.DefaultZtunnelReady
+	}
+	return mode, ztunnelReady
+}
+
 func (c *Cluster) kwokArgs() ([]string, error) {
 	cfgPath := filepath.Join(c.opts.RunDir, "kwokctl.yaml")
-	// Everything binds to the loopback only; stages keep Job pods marked run-forever running.
-	conf := "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n" + stagesYAML
+	stages, err := c.opts.stages()
+	if err != nil {
+		return nil, err
+	}
+	// Everything binds to the loopback only; the stages play pods as the timing says (kwokstages).
+	conf := "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n" + stages
 	if err := os.WriteFile(cfgPath, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,9 +174,8 @@ func New(opts Options) (*Cluster, error) {
 			}
 		}
 		// kwokctl keeps every cluster under KWOK_WORKDIR: one folder per run, so clusters never collide.
-		if err := os.Setenv("KWOK_WORKDIR", c.kwokWorkdir()); err != nil {
-			return nil, err
-		}
+		// Every kwokctl call sets it to its own cluster's folder (inKwokWorkdir), so a suite can run
+		// a second cluster beside the shared one.
 		c.provider = kwok.NewCluster(opts.Name).WithPath(filepath.Join(opts.BinDir, "kwokctl")).
 			WithOpts(kwok.WithWaitDuration(opts.ReadyTimeout))
 	case ProviderKind:
@@ -208,6 +208,31 @@ func (c *Cluster) Owned() bool { return c.opts.Provider != ProviderExisting }
 
 func (c *Cluster) kwokWorkdir() string { return filepath.Join(c.opts.RunDir, "kwok") }
 
+// kwokctlEnv serialises kwokctl calls: each sets KWOK_WORKDIR to its cluster's folder.
+var kwokctlEnv sync.Mutex
+
+// inKwokWorkdir runs f (a kwokctl call, which reads KWOK_WORKDIR from the process's environment)
+// with KWOK_WORKDIR set to this cluster's folder, and restores it afterwards.
+func (c *Cluster) inKwokWorkdir(f func() error) error {
+	if c.opts.Provider != ProviderKwok {
+		return f()
+	}
+	kwokctlEnv.Lock()
+	defer kwokctlEnv.Unlock()
+	prev, had := os.LookupEnv("KWOK_WORKDIR")
+	if err := os.Setenv("KWOK_WORKDIR", c.kwokWorkdir()); err != nil {
+		return err
+	}
+	defer func() {
+		if had {
+			_ = os.Setenv("KWOK_WORKDIR", prev)
+		} else {
+			_ = os.Unsetenv("KWOK_WORKDIR")
+		}
+	}()
+	return f()
+}
+
 // Create starts the cluster and waits until its API answers. On failure the components' logs are
 // exported under the run folder and named in the error.
 func (c *Cluster) Create(ctx context.Context) (string, error) {
@@ -222,7 +247,12 @@ func (c *Cluster) Create(ctx context.Context) (string, error) {
 		}
 		c.created = true // even a failed create may leave processes behind: always destroy
 		c.opts.Logf("cluster: kwokctl create cluster --name %s %s", c.opts.Name, strings.Join(args, " "))
-		kc, err := c.provider.Create(ctx, args...)
+		var kc string
+		err = c.inKwokWorkdir(func() error {
+			var err error
+			kc, err = c.provider.Create(ctx, args...)
+			return err
+		})
 		if err != nil {
 			return "", c.failWithLogs(ctx, fmt.Errorf("kwok cluster %q was not ready within %s: %w", c.opts.Name, c.opts.ReadyTimeout, err))
 		}
@@ -425,7 +455,7 @@ func (c *Cluster) Destroy(ctx context.Context) error {
 	}
 	c.created = false
 	t0 := time.Now()
-	err := c.provider.Destroy(context.WithoutCancel(ctx))
+	err := c.inKwokWorkdir(func() error { return c.provider.Destroy(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return fmt.Errorf("delete %s cluster %q: %w", c.opts.Provider, c.opts.Name, err)
 	}

@@ -7,7 +7,8 @@
 //
 //   - AnnotationTiming: "realistic": the pod honours its termination grace period. The API server
 //     sets deletionTimestamp to now + grace on delete or eviction; the pod stays Terminating until
-//     then and is deleted at that moment, as a kubelet does once its containers stopped.
+//     then and is deleted within the second after (the API serves the timestamp in whole seconds,
+//     cut down), as a kubelet does once its containers stopped.
 //   - AnnotationReadyAfter: "<Go duration>": the pod turns Running at once and Ready that long after.
 //   - AnnotationRunForever: a Job's pod is never completed.
 //

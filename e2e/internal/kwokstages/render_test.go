@@ -77,7 +77,7 @@ func TestRender(t *testing.T) {
 			t.Errorf("%s/%s: predicates %q %s and %q %s", pair[0], pair[1], k1, op1, k2, op2)
 		}
 	}
-	if d := stages["pod-delete-at-deadline"].Spec.Delay; d == nil || d.DurationFrom == nil || d.DurationFrom.ExpressionFrom != ".metadata.deletionTimestamp" {
+	if d := stages["pod-delete-at-deadline"].Spec.Delay; d == nil || d.DurationFrom == nil || !strings.HasPrefix(d.DurationFrom.ExpressionFrom, ".metadata.deletionTimestamp") {
 		t.Errorf("pod-delete-at-deadline does not wait for the deletionTimestamp: %+v", d)
 	}
 	if d := stages["pod-ready-after"].Spec.Delay; d == nil || d.DurationFrom == nil || !strings.Contains(d.DurationFrom.ExpressionFrom, AnnotationReadyAfter) || *d.DurationMilliseconds != 0 {

@@ -345,15 +345,31 @@ func AddBlueGreen(b *steps.Builder, s *mesh.Snapshot, opts BlueGreenStepOptions)
 	if err := x.nodes(); err != nil {
 		return err
 	}
-	x.findings()
-	x.labelBlue()
-	x.pinBlue()
-	x.trust(true)
-	x.installGreen()
-	x.capacity()
-	x.moveWorkloads()
-	x.finish()
+	for _, phase := range blueGreenPhases {
+		phase.plan(x)
+	}
 	return nil
+}
+
+// blueGreenPhases are the phases of a blue-green in the order the seed runbook does them by hand: what
+// a reviewer must know, blue labelled and pinned to its nodes, istiod trusting both, green installed,
+// green capacity brought and green proven on it, the workloads moved off blue in waves, then blue
+// removed and istiod trusting green alone. TestBlueGreenSafetyOrder states that order over generated
+// meshes, and swaps two of these to show it notices.
+var blueGreenPhases = []struct {
+	name string
+	plan func(x *bg)
+}{
+	{"findings", (*bg).findings},
+	{"label blue", (*bg).labelBlue},
+	{"pin blue", (*bg).pinBlue},
+	{"trust both", func(x *bg) { x.trust(true) }},
+	{"install green", (*bg).installGreen},
+	{"green capacity", (*bg).capacity},
+	{"green proven", (*bg).proveGreen},
+	{"drains", (*bg).moveWorkloads},
+	{"blue removed", (*bg).removeBlue},
+	{"trust green only", (*bg).finish},
 }
 
 // Green returns the green ztunnel as it will run once the blue-green replacement of the snapshot's

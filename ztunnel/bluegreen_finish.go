@@ -10,9 +10,9 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
-// finish removes blue once no node it runs on has an ambient pod, makes istiod trust green alone,
-// drops the colour label and the Karpenter hold from the blue nodes, and says which nodes can go.
-func (x *bg) finish() {
+// removeBlue removes blue once no node it runs on has an ambient pod: when ambient DaemonSets stay on
+// blue nodes, only once those nodes are gone. Blue is backed up and the backup read back first.
+func (x *bg) removeBlue() {
 	// Blue places pods on every node not labelled green: a node that joined uncoloured during the move
 	// counts as blue too. DaemonSet pods count: a drain leaves them, and they break once blue goes.
 	sel := x.label + "!=" + x.greenVal
@@ -24,7 +24,27 @@ func (x *bg) finish() {
 			Notes:  []string{"a node that joined during the move without the green label runs blue: cordon and drain it (kubectl drain), then resume"},
 			Verify: &plan.Verification{Checks: []plan.Check{empty}}})
 	}
-	x.removeBlue(empty)
+	h := x.blueRel
+	id := x.base + "blue/"
+	x.b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up the blue ztunnel %s (Helm release, DaemonSet) and read the backup back", x.blue.Name), Risk: plan.RiskNone,
+		Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)},
+			{APIVersion: "apps/v1", Object: x.blue.Ref()}}},
+		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{}, "every backed-up object reads back equal")}})
+	x.b.Add(plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
+		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
+		Preconditions: []plan.Check{empty},
+		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
+		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
+		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
+		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}})
+	gone := h
+	gone.Status = steps.StatusUninstalled
+	x.b.Track(gone)
+}
+
+// finish, once blue is gone, makes istiod trust green alone, removes the probe, drops the colour
+// label and the Karpenter hold from the blue nodes, and says which nodes can go.
+func (x *bg) finish() {
 	x.trust(false)
 	x.removeProbe()
 	var objs []mesh.ObjectRef
@@ -43,27 +63,6 @@ func (x *bg) finish() {
 		x.scaleDown(np)
 	}
 	x.nodesToRemove(pools)
-}
-
-// removeBlue backs blue up, reads the backup back, and uninstalls it once the check says no ambient
-// pod runs on its nodes.
-func (x *bg) removeBlue(empty plan.Check) {
-	h := x.blueRel
-	id := x.base + "blue/"
-	x.b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up the blue ztunnel %s (Helm release, DaemonSet) and read the backup back", x.blue.Name), Risk: plan.RiskNone,
-		Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)},
-			{APIVersion: "apps/v1", Object: x.blue.Ref()}}},
-		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{}, "every backed-up object reads back equal")}})
-	x.b.Add(plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
-		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
-		Preconditions: []plan.Check{empty},
-		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
-		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
-		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
-		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}})
-	gone := h
-	gone.Status = steps.StatusUninstalled
-	x.b.Track(gone)
 }
 
 // releaseHeld lets Karpenter disrupt again the held blue nodes among names (nil: every held node not

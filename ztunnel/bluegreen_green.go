@@ -82,9 +82,8 @@ func (x *bg) installGreen() {
 			HelmUninstall: &plan.HelmUninstall{Release: x.greenRel, Namespace: x.greenNS}}})
 }
 
-// capacity brings green nodes and proves green before any blue node is touched: at least one ready
-// green node (with NodePools too: the probe pod makes Karpenter launch it), a ready green ztunnel on
-// every green node, and the probe pod captured by it.
+// capacity brings green nodes and waits for at least one ready green node, in every capacity mode:
+// with NodePools the probe pod (startProbe) makes Karpenter launch it.
 func (x *bg) capacity() {
 	c := x.g.Capacity
 	sel := x.label + "=" + x.greenVal
@@ -108,11 +107,6 @@ func (x *bg) capacity() {
 		Reason: reason, Risk: plan.RiskNone,
 		WaitFor: &plan.WaitFor{TimeoutSeconds: 1800, Check: plan.NewCheck(mesh.ObjectRef{}, plan.NodesReadyArgs{Selector: sel, Min: want},
 			fmt.Sprintf("at least %d ready node(s) carry %s", want, sel))}})
-	x.b.Add(plan.Step{ID: x.base + "green-ready", Description: fmt.Sprintf("wait until a ready green ztunnel %s runs on every green node", x.opts.Target), Risk: plan.RiskNone,
-		Notes: []string{fmt.Sprintf("no green pod at all: look for a quota refusal of priority class system-node-critical (kubectl -n %s get events)", x.greenNS)},
-		WaitFor: &plan.WaitFor{TimeoutSeconds: 600, Check: plan.NewCheck(x.green, plan.NodeAgentReadyArgs{All: true, Version: x.opts.Target.String()},
-			fmt.Sprintf("every node labelled %s runs a ready %s pod at %s", sel, x.greenName, x.opts.Target))}})
-	x.proveGreen()
 }
 
 // hold keeps Karpenter from replacing the blue nodes the green NodePools launched: their new template

@@ -26,19 +26,19 @@ const probeDeployment = "green-probe"
 // PodAdded, "no ztunnel connection"), so a ready probe proves green serves its node.
 func (x *bg) probeDeploymentObject() map[string]any {
 	image := steps.OrDefault(x.g.ProbeImage, DefaultProbeImage)
-	labels := map[string]any{"app.kubernetes.io/name": probeDeployment, "app.kubernetes.io/managed-by": "ambientkit"}
+	labels := map[string]any{"app": probeDeployment}
 	return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": probeDeployment, "namespace": x.probeNamespace(), "labels": labels},
+		"metadata": map[string]any{"name": probeDeployment, "namespace": x.probeNamespace()},
 		"spec": map[string]any{"replicas": float64(1), "selector": map[string]any{"matchLabels": labels},
 			"template": map[string]any{"metadata": map[string]any{"labels": labels},
 				"spec": map[string]any{
 					"nodeSelector":                  map[string]any{x.label: x.greenVal},
 					"tolerations":                   []any{map[string]any{"operator": "Exists"}},
 					"terminationGracePeriodSeconds": float64(1),
-					"securityContext":               map[string]any{"runAsNonRoot": true, "runAsUser": float64(65535), "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+					// The restricted Pod Security profile's fields; pause runs as user 65535.
 					"containers": []any{map[string]any{"name": "pause", "image": image,
-						"resources":       map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "16Mi"}},
-						"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}}}}}}}}}
+						"securityContext": map[string]any{"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}},
+							"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}}}}}}}}
 }
 
 // startProbe creates the probe's namespace and Deployment, before the plan waits for green nodes:
@@ -67,17 +67,22 @@ func (x *bg) startProbe() {
 			DeleteObject: &plan.DeleteObject{APIVersion: "apps/v1", Object: mesh.ObjectRef{Kind: "Deployment", Namespace: ns, Name: probeDeployment}}}})
 }
 
-// proveGreen waits until the probe pod is ready and captured on a green node: istio-cni handed it
-// to green's ztunnel, which accepted it.
+// proveGreen proves green before any blue node is touched: a ready green ztunnel on every green
+// node (there is at least one: capacity waited for it), and the probe pod ready and captured on a
+// green node: istio-cni handed it to green's ztunnel, which accepted it.
 func (x *bg) proveGreen() {
+	sel := x.label + "=" + x.greenVal
+	x.b.Add(plan.Step{ID: x.base + "green-ready", Description: fmt.Sprintf("wait until a ready green ztunnel %s runs on every green node", x.opts.Target), Risk: plan.RiskNone,
+		Reason: fmt.Sprintf("workloads move only once green runs on every green node; no green pod at all points at a quota refusal of priority class system-node-critical (kubectl -n %s get events)", x.greenNS),
+		WaitFor: &plan.WaitFor{TimeoutSeconds: 600, Check: plan.NewCheck(x.green, plan.NodeAgentReadyArgs{All: true, Version: x.opts.Target.String()},
+			fmt.Sprintf("every node labelled %s runs a ready %s pod at %s", sel, x.greenName, x.opts.Target))}})
 	if x.g.SkipProbe {
 		return
 	}
 	ns := x.probeNamespace()
 	x.b.Add(plan.Step{ID: x.base + "probe/captured", Description: "wait until the probe pod runs on a green node, captured by green's ztunnel", Risk: plan.RiskNone,
 		Reason: "no blue node is cordoned before a pod has started on a green node through green's ztunnel: the CNI starts no ambient pod on a node whose ztunnel does not take it",
-		Notes: []string{"a probe stuck in ContainerCreating means green's ztunnel does not serve the node (kubectl -n " + ns + " describe pods; kubectl -n " + x.greenNS + " logs ds/" + x.greenName + ")",
-			"a probe stuck in Pending means no green node takes it: check the green nodes' capacity and taints"},
+		Notes:  []string{"stuck in ContainerCreating: green's ztunnel does not serve the node (kubectl -n " + x.greenNS + " logs ds/" + x.greenName + "); in Pending: no green node takes it (capacity, taints)"},
 		WaitFor: &plan.WaitFor{TimeoutSeconds: 900, Check: plan.NewCheck(mesh.ObjectRef{}, plan.WorkloadsReadyArgs{Workloads: []string{"Deployment/" + ns + "/" + probeDeployment}},
 			"the probe Deployment's pod is ready")},
 		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{Kind: "Namespace", Name: ns}, plan.PodsCapturedArgs{},

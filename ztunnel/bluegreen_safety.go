@@ -91,8 +91,8 @@ func (x *bg) daemonSetsOnBlue() {
 }
 
 // nodesGone asks a person to remove the drained blue nodes that still run ambient DaemonSet pods,
-// and waits until no ambient pod (DaemonSet pods included) runs on a node that is not green, before
-// blue is touched. It returns the check the wait and the uninstall share.
+// and waits until no ambient pod (DaemonSet pods included) runs on a node that is not green (the
+// check the uninstall is gated on too), before blue is touched.
 func (x *bg) nodesGone(empty plan.Check) {
 	x.releaseHeld(x.stuck) // Karpenter may consolidate them now: they are drained
 	cmd := "kubectl delete node " + strings.Join(x.stuck, " ")
@@ -102,7 +102,7 @@ func (x *bg) nodesGone(empty plan.Check) {
 	x.b.Add(plan.Step{ID: x.base + "remove-blue-nodes", Risk: plan.RiskNone,
 		Description: fmt.Sprintf("remove the %d drained blue node(s) that still run ambient DaemonSet pods", len(x.stuck)),
 		Reason:      "their DaemonSet pods stay through a drain, and their traffic breaks once blue is uninstalled: the nodes must go first",
-		Approval: &plan.Approval{Message: fmt.Sprintf("delete these drained blue nodes with their node group (or let Karpenter consolidate them): %s; then approve. The next step waits until they are gone", cmd)}})
+		Approval:    &plan.Approval{Message: fmt.Sprintf("delete these drained blue nodes with their node group (or let Karpenter consolidate them): %s; then approve. The next step waits until they are gone", cmd)}})
 	x.b.Add(plan.Step{ID: x.base + "blue-empty", Description: "wait until no node blue runs on has an ambient pod any more, DaemonSet pods included", Risk: plan.RiskNone,
 		Notes:   []string{"a node that joined during the move without the green label runs blue: cordon and drain it (kubectl drain), then delete it if ambient DaemonSet pods stay"},
 		WaitFor: &plan.WaitFor{TimeoutSeconds: 1800, Check: empty}})

@@ -171,7 +171,7 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	if len(lost) > 0 {
 		b.Finding(plan.Finding{Code: plan.CodeDrainLosesEmptyDir, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 			Details: map[string]string{"pods": strconv.Itoa(len(lost))},
-			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s loses the emptyDir data of %d pod(s): %s", z.Name, len(lost), strings.Join(lost, ", ")),
+			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
 			Remedy:  askOrEvict(nbn.LocalStorage)})
 	}
 	for start := 0; start < len(order); start += batch {

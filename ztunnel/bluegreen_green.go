@@ -98,6 +98,10 @@ func (x *bg) capacity() {
 		reason = "no blue node is touched before green has run on a node: Karpenter launches the first one for the probe pod"
 	case len(c.Relabel) > 0:
 		want = max(len(c.Relabel), c.Nodes)
+		// Before the first relabelled node is cordoned: their drains are the plan's first.
+		if st, ok := x.askLocalStorage(steps.NewIndex(x.s), x.relabelNodes(), x.base+"relabel/approve-local-storage"); ok {
+			x.b.Add(st)
+		}
 		for _, n := range c.Relabel {
 			x.relabel(n)
 		}
@@ -154,9 +158,6 @@ func (x *bg) relabel(name string) {
 	n, _ := x.s.Node(name)
 	id := x.base + "relabel/" + name + "/"
 	ix := steps.NewIndex(x.s)
-	if st, ok := x.askLocalStorage(ix, []mesh.Node{n}, id+"approve-local-storage"); ok {
-		x.b.Add(st)
-	}
 	x.b.Add(steps.CordonStep(id+"cordon", n))
 	d := x.b.DrainOrder(x.s, ix, []mesh.Node{n}, x.s.AmbientNodes())[0]
 	d.Ambient = true // every pod leaves a node whose ztunnel is switched

@@ -322,7 +322,8 @@ type WorkloadsReadyArgs struct {
 	Workloads []string `param:"workloads,required"`
 }
 
-// NoAmbientPodsArgs: no pod that ambient captures runs on a node carrying the labels of Selector.
+// NoAmbientPodsArgs: no pod that ambient captures runs on a node carrying the labels of Selector;
+// DaemonSet and mirror pods count (drains leave them), finished pods do not.
 type NoAmbientPodsArgs struct {
 	Selector string `param:"selector,required"`
 }

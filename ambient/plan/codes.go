@@ -86,6 +86,8 @@ const (
 	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
+	// CodePDBBlocksDrain details: nodes (how many drains it holds), covers (the workloads it covers,
+	// comma-separated). Object is the budget, Related the nodes: one finding per budget.
 	CodePDBBlocksDrain        Code = "PDB_BLOCKS_DRAIN"
 	CodeUnmanagedPodOnNode    Code = "UNMANAGED_POD_BLOCKS_DRAIN"
 	CodeSettingDefaultChanges Code = "SETTING_DEFAULT_CHANGES"

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	securityv1 "istio.io/api/security/v1"
 	typev1beta1 "istio.io/api/type/v1beta1"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -103,6 +104,8 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		return finish(r, opts), nil
 	}
 	namespaceFindings(ns, add)
+	injectionFindings(s, ns, add)
+	gatewayNamespaceFinding(s, ns, add)
 
 	wv := newWaypointView(s, namespace)
 	if opts.Waypoint != nil {
@@ -125,6 +128,9 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	for _, v := range r.Policies {
 		p := policyByRef(s, v.Policy)
 		if f, ok := policyFinding(v); ok {
+			if v.Policy.Namespace == namespace && certainOutage(v) && len(wv.forPolicy(namespace, selectorOf(p), selectorOf(p) == nil)) == 0 {
+				blockOutage(&f, "no waypoint will serve its workloads, so no translated copy can take over")
+			}
 			add(f)
 		}
 		if v.Policy.Namespace != namespace {
@@ -154,7 +160,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	r.Proposals = append(r.Proposals, props...)
 	for _, v := range routes {
 		local := servicesIn(v.Services, namespace)
-		for _, f := range routeFindings(v) {
+		for _, f := range routeFindings(v, namespace) {
 			add(f)
 		}
 		if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(local) > 0 {
@@ -307,6 +313,20 @@ func namespaceFindings(ns *mesh.Namespace, add func(plan.Finding)) {
 	}
 }
 
+// certainOutage: ztunnel denies, for good, requests the policy allowed: an ALLOW policy every rule of
+// which is dropped (deny-all), or some (the requests only they allowed). A waiver cannot make that
+// safe; only a translated copy on a waypoint and the deletion of the original can.
+func certainOutage(v PolicyVerdict) bool {
+	return v.Class == DenyAllUnderZtunnel || v.Class == LosesL7Rules && v.Action != securityv1.AuthorizationPolicy_DENY.String()
+}
+
+// blockOutage makes a certain-outage finding blocking, saying why it cannot be waived.
+func blockOutage(f *plan.Finding, why string) {
+	f.Severity, f.Waived = plan.Blocking, false
+	f.Message += fmt.Sprintf("; %s, so once the namespace is ambient ztunnel denies these requests for good: a waiver cannot make that safe", why)
+	f.Remedy = "give the workloads a waypoint (MigrateOptions.Waypoint), apply the proposed targetRefs copy (MigrateOptions.Apply) and let the plan delete this policy right after the restart"
+}
+
 // policyFinding turns a verdict into a finding; classes that keep working give none.
 func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 	f := plan.Finding{Severity: plan.Waivable, Object: v.Policy, Remedy: v.Remedy}
@@ -351,11 +371,17 @@ func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 	return f, true
 }
 
-func routeFindings(v RouteVerdict) []plan.Finding {
+func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 	var out []plan.Finding
 	if v.Error != "" {
 		return []plan.Finding{{Code: plan.CodePolicySpecInvalid, Severity: plan.Blocking, Object: v.Route,
 			Message: fmt.Sprintf("%s: %s", v.Route, v.Error), Remedy: "fix the object so it decodes; it is kept as it is and never deleted by a plan"}}
+	}
+	if len(v.UnresolvedHosts) > 0 && v.Route.Namespace == ns {
+		out = append(out, plan.Finding{Code: plan.CodeRouteHostUnresolved, Severity: plan.Waivable, Object: v.Route,
+			Message: fmt.Sprintf("%s names host %s, which matches no Service of the snapshot (a ServiceEntry, an external or wildcard host, or a Service of a namespace that was not observed): readiness cannot tell whether ambient clients keep its rules",
+				v.Route, strings.Join(v.UnresolvedHosts, ", ")),
+			Remedy: "check what the host is: fix it if it is a typo, observe the namespace of its Service, or waive the code once you know that the move does not change what it does"})
 	}
 	if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(v.Services) > 0 {
 		out = append(out, plan.Finding{Code: plan.CodeVirtualServiceNeedsHTTPRoute, Severity: plan.Waivable, Object: v.Route,

@@ -92,7 +92,7 @@ func (m *migration) build(ns *mesh.Namespace) {
 	m.applyStep, m.deleteStep = map[mesh.ObjectRef]string{}, map[mesh.ObjectRef]string{}
 	nsRef := mesh.ObjectRef{Kind: "Namespace", Name: m.ns}
 	b := &stepper{m: m, ns: ns, nsRef: nsRef, backupID: m.id("backup"),
-		captured: plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, fmt.Sprintf("the pods of namespace %s without sidecars are captured by ztunnel (ambient.istio.io/redirection=enabled)", m.ns)),
+		captured:   plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, fmt.Sprintf("the pods of namespace %s without sidecars are captured by ztunnel (ambient.istio.io/redirection=enabled)", m.ns)),
 		noSidecars: plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, fmt.Sprintf("no pod of namespace %s runs a sidecar (containers and native sidecars)", m.ns))}
 	b.waypointSteps()
 	b.applySteps()

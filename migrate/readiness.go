@@ -129,7 +129,11 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		p := policyByRef(s, v.Policy)
 		if f, ok := policyFinding(v); ok {
 			if v.Policy.Namespace == namespace && certainOutage(v) && len(wv.forPolicy(namespace, selectorOf(p), selectorOf(p) == nil)) == 0 {
-				blockOutage(&f, "no waypoint will serve its workloads, so no translated copy can take over")
+				why := "no waypoint will serve its workloads (none is labelled, and MigrateOptions.Waypoint names none), so no translated copy can take over"
+				if len(servicesOfPolicy(s, p)) == 0 {
+					why = "no Service of the snapshot selects its workloads, and a waypoint takes only the traffic of the Services it serves (unless istio.io/waypoint-for is workload or all), so no translated copy can take over"
+				}
+				blockOutage(&f, why)
 			}
 			add(f)
 		}
@@ -323,7 +327,7 @@ func certainOutage(v PolicyVerdict) bool {
 // blockOutage makes a certain-outage finding blocking, saying why it cannot be waived.
 func blockOutage(f *plan.Finding, why string) {
 	f.Severity, f.Waived = plan.Blocking, false
-	f.Message += fmt.Sprintf("; %s, so once the namespace is ambient ztunnel denies these requests for good: a waiver cannot make that safe", why)
+	f.Message += fmt.Sprintf("; %s: once the namespace is ambient, ztunnel denies these requests for good, and a waiver cannot make that safe", why)
 	f.Remedy = "give the workloads a waypoint (MigrateOptions.Waypoint), apply the proposed targetRefs copy (MigrateOptions.Apply) and let the plan delete this policy right after the restart"
 }
 

@@ -94,6 +94,9 @@ func (m *migration) build(ns *mesh.Namespace) {
 	b := &stepper{m: m, ns: ns, nsRef: nsRef, backupID: m.id("backup"),
 		captured:   plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, fmt.Sprintf("the pods of namespace %s without sidecars are captured by ztunnel (ambient.istio.io/redirection=enabled)", m.ns)),
 		noSidecars: plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, fmt.Sprintf("no pod of namespace %s runs a sidecar (containers and native sidecars)", m.ns))}
+	if n := len(m.p.Steps); n > 0 {
+		b.last = m.p.Steps[n-1].ID // the prechecks: nothing changes before they pass
+	}
 	b.waypointSteps()
 	b.applySteps()
 	b.useWaypointSteps()

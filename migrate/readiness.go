@@ -124,7 +124,39 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		}
 	}
 
-	r.Policies = classifyPolicies(s, wv, opts.RootNamespace, []string{namespace})
+	policyReadiness(s, wv, r, opts.RootNamespace, need, add)
+
+	routes, props := routeVerdicts(s, namespace)
+	r.Routes = routes
+	r.Proposals = append(r.Proposals, props...)
+	for _, v := range routes {
+		local := servicesIn(v.Services, namespace)
+		for _, f := range routeFindings(v, namespace) {
+			add(f)
+		}
+		if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(local) > 0 {
+			need(v.Route, local)
+		}
+		if v.Route.Kind == "DestinationRule" && v.TrafficPolicy && len(local) > 0 {
+			need(v.Route, local)
+		}
+	}
+
+	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
+	destinationRulesWithoutWaypoint(r, add)
+	tl := lintTelemetry(s, namespace, wv)
+	for _, f := range tl.Findings {
+		add(f)
+	}
+	r.Notes = append(r.Notes, tl.Unchecked...)
+	return finish(r, opts), nil
+}
+
+// policyReadiness classifies the namespace's (and the root namespace's) security policies into r,
+// with their findings, what needs a waypoint and the proposals.
+func policyReadiness(s *mesh.Snapshot, wv *waypointView, r *Report, root string, need func(mesh.ObjectRef, []string), add func(plan.Finding)) {
+	namespace := r.Namespace
+	r.Policies = classifyPolicies(s, wv, root, []string{namespace})
 	for _, v := range r.Policies {
 		p := policyByRef(s, v.Policy)
 		if f, ok := policyFinding(v); ok {
@@ -159,24 +191,12 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		r.Notes = append(r.Notes, notes...)
 	}
 
-	routes, props := routeVerdicts(s, namespace)
-	r.Routes = routes
-	r.Proposals = append(r.Proposals, props...)
-	for _, v := range routes {
-		local := servicesIn(v.Services, namespace)
-		for _, f := range routeFindings(v, namespace) {
-			add(f)
-		}
-		if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(local) > 0 {
-			need(v.Route, local)
-		}
-		if v.Route.Kind == "DestinationRule" && v.TrafficPolicy && len(local) > 0 {
-			need(v.Route, local)
-		}
-	}
+}
 
-	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
-	for _, v := range routes {
+// destinationRulesWithoutWaypoint: a DestinationRule's traffic policy stops for the Services that
+// will have no waypoint.
+func destinationRulesWithoutWaypoint(r *Report, add func(plan.Finding)) {
+	for _, v := range r.Routes {
 		if v.Route.Kind != "DestinationRule" || !v.TrafficPolicy {
 			continue
 		}
@@ -193,12 +213,6 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 				Remedy: "give the Service a waypoint (istio.io/use-waypoint) so the DestinationRule keeps applying, or accept plain L4 load balancing"})
 		}
 	}
-	tl := lintTelemetry(s, namespace, wv)
-	for _, f := range tl.Findings {
-		add(f)
-	}
-	r.Notes = append(r.Notes, tl.Unchecked...)
-	return finish(r, opts), nil
 }
 
 func finish(r *Report, opts ReadinessOptions) *Report {

@@ -163,7 +163,9 @@ func TestAWaiverDoesNotBuyACertainOutage(t *testing.T) {
 		{name: "no waypoint can serve workloads that no Service selects", ns: "open", policy: ref("AuthorizationPolicy", "open", "files-get"),
 			says: "no Service of the snapshot selects its workloads"},
 		{name: "a waypoint without the translated copy", ns: "checkout", policy: webGet,
-			opts: func(o *migrate.MigrateOptions) { o.Waypoint, o.CreateWaypoint = &migrate.WaypointRef{Name: "waypoint"}, true },
+			opts: func(o *migrate.MigrateOptions) {
+				o.Waypoint, o.CreateWaypoint = &migrate.WaypointRef{Name: "waypoint"}, true
+			},
 			says: "the plan does not copy it onto the waypoint"},
 		{name: "the copy applied but the original kept", ns: "checkout", policy: webGet,
 			opts: func(o *migrate.MigrateOptions) {

@@ -27,6 +27,8 @@ section "fuzz (short)"
 # "context deadline exceeded" at shutdown, which says nothing about the code.
 go test -run '^$' -fuzz '^FuzzParseVersion$' -fuzztime 100000x -parallel 1 ./ambient/mesh
 go test -run '^$' -fuzz '^FuzzYAML$' -fuzztime 1000x -parallel 1 ./ambient/observe
+go test -run '^$' -fuzz '^FuzzNormalizedHelmValues$' -fuzztime 20000x -parallel 1 ./ambient/mesh
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 2000x -parallel 1 ./ambient/plan
 
 if [ "${E2E:-1}" != "0" ]; then
   section "e2e on a real API server"

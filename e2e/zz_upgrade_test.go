@@ -104,7 +104,7 @@ type upgradeRun struct {
 	// node must leave exactly as it was.
 	ztunnelStrategy mesh.UpdateStrategy
 	t0              time.Time
-	timings    []string
+	timings         []string
 }
 
 func (u *upgradeRun) timing(name string, since time.Time) {

@@ -83,8 +83,9 @@ type GreenCapacity struct {
 // trusts green alone, and the blue nodes can go. The zero value is usable with capacity the caller
 // adds.
 type BlueGreen struct {
-	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet, ServiceAccount,
-	// ClusterRole). Empty derives "ztunnel-<GreenValue>".
+	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet and ServiceAccount,
+	// and with platform=openshift its ClusterRole and ClusterRoleBinding). Empty derives
+	// "ztunnel-<GreenValue>".
 	Namespace, ResourceName string
 	// Release is green's Helm release name; empty means ResourceName.
 	Release string
@@ -391,9 +392,9 @@ func (x *bg) names() error {
 		return fmt.Errorf("%w: green would run in namespace %s beside ztunnel %s; the chart always selects app=ztunnel, so the two would adopt each other's pods: pick another namespace",
 			plan.ErrInvalidOptions, x.greenNS, x.blue.Name)
 	case x.greenName == x.blue.Name || x.greenName == x.blue.ServiceAccount:
-		// resourceName names the ClusterRole and ClusterRoleBinding too (templates/rbac.yaml): cluster-wide.
-		return fmt.Errorf("%w: green's resourceName %q is blue's; it names the cluster-scoped ClusterRole and ClusterRoleBinding too: pick another",
-			plan.ErrInvalidOptions, x.greenName)
+		if why := x.resourceNameCollision(); why != "" {
+			return fmt.Errorf("%w: green's resourceName %q is blue's: %s", plan.ErrInvalidOptions, x.greenName, why)
+		}
 	}
 	for _, h := range x.s.HelmReleases {
 		if h.Namespace == x.greenNS && h.Name == x.greenRel {

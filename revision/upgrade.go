@@ -52,7 +52,7 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 		base["profile"] = "ambient"
 	}
 	releaseName := "istiod-" + rev
-	values := b.Values(base, "istiod", releaseName, map[string]any{"revision": rev})
+	values, moved := b.ChartValues(base, "istiod", releaseName, ns, opts.Target, map[string]any{"revision": rev})
 	b.Track(mesh.HelmRelease{Name: releaseName, Namespace: ns, Chart: "istiod", ChartVersion: opts.Target.String(), AppVersion: opts.Target.String(),
 		Revision: 1, Status: "deployed", Values: values})
 	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
@@ -67,10 +67,13 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 		Description:    fmt.Sprintf("install istiod revision %s (%s) beside %s", rev, opts.Target, list(s)),
 		Reason:         "a revision upgrade runs both control planes side by side; nothing moves to the new one until a tag does",
 		Risk:           plan.RiskLow,
-		HelmInstall:    &plan.HelmRelease{Release: releaseName, Namespace: ns, Chart: b.Chart("istiod", opts.Target), Values: values},
+		HelmInstall:    &plan.HelmRelease{Release: releaseName, Namespace: ns, Chart: b.Chart("istiod", opts.Target), Values: values, Moved: moved},
 		Postconditions: checks,
 		Rollback: &plan.Step{ID: id + "/undo", Description: fmt.Sprintf("uninstall the new revision %s (nothing refers to it yet)", rev), Risk: plan.RiskLow,
 			HelmUninstall: &plan.HelmUninstall{Release: releaseName, Namespace: ns}},
+	}
+	if note := steps.MovedNote(moved, opts.Target); note != "" {
+		st.Notes = append(st.Notes, note)
 	}
 	if primary != nil && len(primary.TrustedZtunnelAccounts) > 0 {
 		st.Notes = append(st.Notes, "the new revision trusts the same ztunnel accounts as the old one: "+strings.Join(primary.TrustedZtunnelAccounts, ","))

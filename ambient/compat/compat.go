@@ -422,7 +422,7 @@ func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
 		out = append(out, plan.Finding{Code: plan.CodeHelmValuesUnknown, Severity: plan.Waivable,
 			Object:  mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Related: related,
-			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have and cannot roll back automatically, and a revision installed beside them cannot copy their values",
+			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have (an image tag they pin, --set tag=..., stays on the old version under the new chart) and cannot roll back automatically, and a revision installed beside them cannot copy their values",
 				strings.Join(names, ", "), ns),
 			Remedy:  fmt.Sprintf("add the release records to the dump and observe again: %s > helm-releases.%s.yaml; or waive if the releases use the chart defaults", command, ns),
 			Details: map[string]string{"namespace": ns, "releases": strings.Join(names, ","), "command": command}})

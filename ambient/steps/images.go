@@ -183,7 +183,7 @@ func (b *Builder) pinnedValues(values map[string]any, chart, release, namespace 
 		b.Finding(plan.Finding{Code: plan.CodeHelmValuePinsVersion, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("Helm release %s/%s (chart %s) would be installed at %s with %s=%s, which %s: the new chart would run another image than %s",
 				namespace, release, chart, v, st.key, st.value, st.why, v),
-			Remedy: fmt.Sprintf("pass the value for %s in the plan's values (UpgradeOptions.Values[%q]), or drop it (null) so the chart's own image is used", v, release),
+			Remedy:  fmt.Sprintf("pass the value for %s in the plan's values (UpgradeOptions.Values[%q]), or drop it (null) so the chart's own image is used", v, release),
 			Details: map[string]string{"release": release, "namespace": namespace, "chart": chart, "key": st.key, "value": st.value, "chartVersion": v.String()}})
 	}
 	return moved

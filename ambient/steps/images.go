@@ -69,6 +69,7 @@ var imageValues = map[string][]imageValue{
 
 // stuckValue is a value that fixes an image the plan cannot move to the chart's version.
 type stuckValue struct {
+	path            []string
 	key, value, why string
 }
 
@@ -92,13 +93,13 @@ func moveImages(chart string, v mesh.Version, values map[string]any) ([]plan.Mov
 		s, ok := raw.(string)
 		key := setKey(iv.path)
 		if !ok {
-			stuck = append(stuck, stuckValue{key, fmt.Sprint(raw), "is not a string, so it names no image tag"})
+			stuck = append(stuck, stuckValue{iv.path, key, fmt.Sprint(raw), "is not a string, so it names no image tag"})
 			continue
 		}
 		to, why := moveValue(iv.kind, s, v)
 		switch {
 		case why != "":
-			stuck = append(stuck, stuckValue{key, s, why})
+			stuck = append(stuck, stuckValue{iv.path, key, s, why})
 		case to != s:
 			parent[leaf] = to
 			moved = append(moved, plan.MovedValue{Key: key, From: s, To: to})
@@ -161,6 +162,15 @@ func lookupParent(values map[string]any, path []string) (map[string]any, bool) {
 	return cur, true
 }
 
+func lookup(values map[string]any, path []string) (any, bool) {
+	parent, ok := lookupParent(values, path)
+	if !ok {
+		return nil, false
+	}
+	v, ok := parent[path[len(path)-1]]
+	return v, ok
+}
+
 // setKey writes a value's path as helm --set does: dots inside a key escaped.
 func setKey(path []string) string {
 	parts := make([]string, len(path))
@@ -171,19 +181,27 @@ func setKey(path []string) string {
 }
 
 // pinnedValues moves the image values of a release's values to the chart's version v and reports
-// what it moved; each value it cannot move is a blocking finding naming the release and the value.
+// what it moved; each value it cannot move is a blocking finding naming the release and the value,
+// unless the caller's own values for this plan (Options.Values) set it so: a digest or a build tag
+// the caller passes is taken as given.
 func (b *Builder) pinnedValues(values map[string]any, chart, release, namespace string, v mesh.Version) []plan.MovedValue {
 	if v.IsZero() || values == nil {
 		return nil
 	}
 	moved, stuck := moveImages(chart, v, values)
 	sort.Slice(stuck, func(i, j int) bool { return stuck[i].key < stuck[j].key })
+	caller := map[string]any{}
+	Merge(caller, b.opts.Values[chart])
+	Merge(caller, b.opts.Values[release])
 	for _, st := range stuck {
+		if given, ok := lookup(caller, st.path); ok && fmt.Sprint(given) == st.value {
+			continue
+		}
 		ref := mesh.ObjectRef{Kind: "HelmRelease", Namespace: namespace, Name: release}
 		b.Finding(plan.Finding{Code: plan.CodeHelmValuePinsVersion, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("Helm release %s/%s (chart %s) would be installed at %s with %s=%s, which %s: the new chart would run another image than %s",
 				namespace, release, chart, v, st.key, st.value, st.why, v),
-			Remedy:  fmt.Sprintf("pass the value for %s in the plan's values (UpgradeOptions.Values[%q]), or drop it (null) so the chart's own image is used", v, release),
+			Remedy:  fmt.Sprintf("pass the value meant for %s in the plan's values (UpgradeOptions.Values[%q][%q]: the plan takes a caller's value as given), or drop it (null) so the chart's own image is used", v, release, st.key),
 			Details: map[string]string{"release": release, "namespace": namespace, "chart": chart, "key": st.key, "value": st.value, "chartVersion": v.String()}})
 	}
 	return moved

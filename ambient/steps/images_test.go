@@ -74,3 +74,29 @@ func TestEveryValueThatFixesAnImageIsMovedToTheChartsVersionOrRefused(t *testing
 		})
 	}
 }
+
+func TestAnImageTheCallerPassesForThePlanIsTakenAsGiven(t *testing.T) {
+	v := mesh.MustParseVersion("1.31.4")
+	for _, tc := range []struct {
+		name    string
+		current map[string]any
+		caller  map[string]map[string]any
+		refused bool
+	}{
+		{name: "the release's own digest is refused", current: map[string]any{"image": "mirror/ztunnel@sha256:old"}, refused: true},
+		{name: "a digest the caller passes for the target is taken as given", current: map[string]any{"image": "mirror/ztunnel@sha256:old"},
+			caller: map[string]map[string]any{"ztunnel": {"image": "mirror/ztunnel@sha256:new"}}},
+		{name: "the caller dropping the value clears it", current: map[string]any{"tag": "latest"},
+			caller: map[string]map[string]any{"ztunnel": {"tag": nil}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan.New(plan.Metadata{Name: "t"})
+			b := New(p, Options{Values: tc.caller})
+			b.ChartValues(tc.current, "ztunnel", "ztunnel", "istio-system", v, nil)
+			refused := len(p.Findings) > 0
+			if refused != tc.refused {
+				t.Errorf("refused %v, want %v: %v", refused, tc.refused, p.Findings)
+			}
+		})
+	}
+}

@@ -242,9 +242,18 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	for k, v := range opts.Strategy.Settings() {
 		p.Metadata.Options[k] = v
 	}
+	rev := opts.Revision
+	if rev == "" {
+		rev, _ = s.ZtunnelRevision(z)
+	}
 	// The compatibility gate of the mesh as it runs, the same one the prechecks step re-runs at
-	// apply time: a blue-green must not start on a mesh the gate stops.
-	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
+	// apply time: a blue-green must not start on a mesh the gate stops. Its trust rules also judge
+	// green, which the istiod it connects to must come to trust.
+	green, err := opts.Strategy.AddedZtunnel(s, opts.Target, rev)
+	if err != nil {
+		return nil, err
+	}
+	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive, AddsZtunnels: []compat.AddedZtunnel{green}})
 	if err != nil {
 		return nil, err
 	}
@@ -253,10 +262,6 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 		b.Finding(f)
 	}
 	b.Add(compat.PrecheckStep("", mesh.Version{}, ""))
-	rev := opts.Revision
-	if rev == "" {
-		rev, _ = s.ZtunnelRevision(z)
-	}
 	if err := AddBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: rev, Strategy: opts.Strategy}); err != nil {
 		return nil, err
 	}

@@ -168,3 +168,14 @@ func (x *bg) resourceNameCollision() string {
 	}
 	return ResourceNameCollision(x.greenName, blue.Values, green, false)
 }
+
+// AddedZtunnel is green as the compatibility gate's rules on trust see it (compat.AddedZtunnel):
+// its account, its namespace and the revision it connects to, which must trust it before it
+// starts. It returns the errors Green returns.
+func (g BlueGreen) AddedZtunnel(s *mesh.Snapshot, target mesh.Version, revision string) (compat.AddedZtunnel, error) {
+	green, err := g.Green(s, target, revision)
+	if err != nil {
+		return compat.AddedZtunnel{}, err
+	}
+	return compat.AddedZtunnel{Account: green.Account(), Namespace: green.Namespace, Revision: revision}, nil
+}

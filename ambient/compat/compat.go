@@ -41,6 +41,9 @@ type Options struct {
 	// Waive lists waivable finding codes the caller accepts. Unknown codes are an error; waiving a
 	// blocking finding has no effect.
 	Waive []plan.Code
+	// AddsZtunnels are the ztunnels the plan being made installs beside the running ones (a
+	// blue-green's green): istiod must come to trust them, in a way the plan can change.
+	AddsZtunnels []AddedZtunnel
 }
 
 // Report is the verdict of the gate (ambient.Compatibility): findings, and verdicts per component
@@ -116,6 +119,7 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	fs = append(fs, revisionRules(s, revisionOptions{Target: opts.Target, InPlace: inPlace})...)
 	fs = append(fs, cniRules(s, cniOptions{Target: opts.Target})...)
 	fs = append(fs, ztunnelRules(s, ztunnelOptions{Target: opts.Target})...)
+	fs = append(fs, checkAddedTrust(s, opts.AddsZtunnels)...)
 	fs = append(fs, checkKubernetes(s, data, opts.Target)...)
 	fs = append(fs, checkEndOfLife(s, data, opts)...)
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)

@@ -73,7 +73,12 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		if len(hops) > 1 {
 			prefix = hop.String() + "/"
 		}
-		comp, err := compat.Compute(cur, compat.Options{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive})
+		added, err := u.addedZtunnels(cur, hop, prefix)
+		if err != nil {
+			return nil, err
+		}
+		comp, err := compat.Compute(cur, compat.Options{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive,
+			AddsZtunnels: added})
 		if err != nil {
 			return nil, err
 		}
@@ -253,6 +258,30 @@ func (u *upgrader) addCompatFindings(fs []plan.Finding, later bool, hop mesh.Ver
 		}
 		u.b.Finding(f)
 	}
+}
+
+// addedZtunnels are the ztunnels a hop installs beside the running one: a blue-green's green, which
+// connects to the hop's new revision (one the plan installs, with the trust it needs) or, in place,
+// to the revision blue connects to.
+func (u *upgrader) addedZtunnels(s *mesh.Snapshot, hop mesh.Version, prefix string) ([]compat.AddedZtunnel, error) {
+	g, ok := u.opts.ztunnel().(ztunnel.BlueGreen)
+	if !ok {
+		return nil, nil
+	}
+	rev := ""
+	if !u.inPlace() {
+		rev = steps.OrDefault(u.opts.RevisionName, hop.RevisionName())
+		if prefix != "" {
+			rev = hop.RevisionName()
+		}
+	} else if len(s.Ztunnels) == 1 {
+		rev, _ = s.ZtunnelRevision(s.Ztunnels[0])
+	}
+	z, err := g.AddedZtunnel(s, hop, rev)
+	if err != nil {
+		return nil, err
+	}
+	return []compat.AddedZtunnel{z}, nil
 }
 
 // planHop adds the steps of one hop to the plan and returns the snapshot as it will be afterwards.

@@ -83,8 +83,9 @@ type GreenCapacity struct {
 // trusts green alone, and the blue nodes can go. The zero value is usable with capacity the caller
 // adds.
 type BlueGreen struct {
-	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet, ServiceAccount,
-	// ClusterRole). Empty derives "ztunnel-<GreenValue>".
+	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet and ServiceAccount,
+	// and with platform=openshift its ClusterRole and ClusterRoleBinding). Empty derives
+	// "ztunnel-<GreenValue>".
 	Namespace, ResourceName string
 	// Release is green's Helm release name; empty means ResourceName.
 	Release string
@@ -250,9 +251,18 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	for k, v := range opts.Strategy.Settings() {
 		p.Metadata.Options[k] = v
 	}
+	rev := opts.Revision
+	if rev == "" {
+		rev, _ = s.ZtunnelRevision(z)
+	}
 	// The compatibility gate of the mesh as it runs, the same one the prechecks step re-runs at
-	// apply time: a blue-green must not start on a mesh the gate stops.
-	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
+	// apply time: a blue-green must not start on a mesh the gate stops. Its trust rules also judge
+	// green, which the istiod it connects to must come to trust.
+	green, err := opts.Strategy.AddedZtunnel(s, opts.Target, rev)
+	if err != nil {
+		return nil, err
+	}
+	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive, AddsZtunnels: []compat.AddedZtunnel{green}})
 	if err != nil {
 		return nil, err
 	}
@@ -261,10 +271,6 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 		b.Finding(f)
 	}
 	b.Add(compat.PrecheckStep("", mesh.Version{}, ""))
-	rev := opts.Revision
-	if rev == "" {
-		rev, _ = s.ZtunnelRevision(z)
-	}
 	if err := AddBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: rev, Strategy: opts.Strategy}); err != nil {
 		return nil, err
 	}
@@ -422,9 +428,9 @@ func (x *bg) names() error {
 		return fmt.Errorf("%w: green would run in namespace %s beside ztunnel %s; the chart always selects app=ztunnel, so the two would adopt each other's pods: pick another namespace",
 			plan.ErrInvalidOptions, x.greenNS, x.blue.Name)
 	case x.greenName == x.blue.Name || x.greenName == x.blue.ServiceAccount:
-		// resourceName names the ClusterRole and ClusterRoleBinding too (templates/rbac.yaml): cluster-wide.
-		return fmt.Errorf("%w: green's resourceName %q is blue's; it names the cluster-scoped ClusterRole and ClusterRoleBinding too: pick another",
-			plan.ErrInvalidOptions, x.greenName)
+		if why := x.resourceNameCollision(); why != "" {
+			return fmt.Errorf("%w: green's resourceName %q is blue's: %s", plan.ErrInvalidOptions, x.greenName, why)
+		}
 	}
 	for _, h := range x.s.HelmReleases {
 		if h.Namespace == x.greenNS && h.Name == x.greenRel {

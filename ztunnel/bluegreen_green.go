@@ -59,7 +59,10 @@ func (x *bg) installGreen() {
 	}
 	x.b.Add(st)
 	green, notes := x.greenValues()
-	values := x.b.Values(green, "ztunnel", x.greenRel, nil)
+	values, moved := x.b.ChartValues(green, "ztunnel", x.greenRel, x.greenNS, x.opts.Target, nil)
+	if note := steps.MovedNote(moved, x.opts.Target); note != "" {
+		notes = append(notes, note)
+	}
 	if x.priorityQuota(values) {
 		rq := map[string]any{}
 		if cur, ok := values["resourceQuotas"].(map[string]any); ok {
@@ -74,7 +77,7 @@ func (x *bg) installGreen() {
 	id := x.base + "install-green"
 	x.b.Add(plan.Step{ID: id, Description: fmt.Sprintf("install the green ztunnel %s (%s) in %s, on nodes labelled %s=%s only", x.greenName, x.opts.Target, x.greenNS, x.label, x.greenVal),
 		Reason: "green runs only where no blue does; no green node exists yet, so nothing changes for running pods", Risk: plan.RiskLow,
-		HelmInstall: &plan.HelmRelease{Release: x.greenRel, Namespace: x.greenNS, Chart: x.b.Chart("ztunnel", x.opts.Target), Values: values},
+		HelmInstall: &plan.HelmRelease{Release: x.greenRel, Namespace: x.greenNS, Chart: x.b.Chart("ztunnel", x.opts.Target), Values: values, Moved: moved},
 		Postconditions: []plan.Check{steps.ReleaseCheck(mesh.HelmRelease{Name: x.greenRel, Namespace: x.greenNS}, x.opts.Target),
 			plan.NewCheck(x.blue.Ref(), plan.NodeAgentReadyArgs{All: true, Version: x.blue.Version.String()}, "every blue node still runs a ready blue ztunnel")},
 		Notes: notes,

@@ -17,6 +17,9 @@ var helmUpgradeKind = kindSpec{
 		if h.FromVersion == h.Chart.Version {
 			how = "values"
 		}
+		if m := movedSummary(h); m != "" {
+			how += " (" + m + ")"
+		}
 		return helmRow(h.Namespace, h.Release, h.Chart.Name, orUnknown(h.FromVersion), h.Chart.Version, how), true
 	},
 	timing: helmTiming,

@@ -87,8 +87,9 @@ func (x *bg) moveWorkloads() {
 		if len(local) > 0 && !asked {
 			sort.Strings(local)
 			x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLocalStorage, Severity: plan.Info, Object: x.blue.Ref(),
-				Message: "draining the blue nodes loses the emptyDir data of " + strings.Join(local, ", "),
-				Remedy:  "the plan asks for approval before the first such drain (LocalStorage: evict drains without asking)"})
+				Message:       "draining the blue nodes loses the emptyDir data of " + strings.Join(local, ", "),
+				Remedy:        "the plan asks for approval before the first such drain (BlueGreen.LocalStorage: evict drains without asking)",
+				RemedyOptions: []plan.RemedyOption{{Option: "BlueGreen.LocalStorage", Value: string(LocalStorageEvict)}}})
 			st := plan.Step{ID: fmt.Sprintf("%sbatch/%d/approve-local-storage", x.base, start/batch+1), Risk: plan.RiskNone,
 				Description: "approve losing the emptyDir data of the pods the next drains evict",
 				Approval:    &plan.Approval{Message: "these pods lose their emptyDir data when their node is drained: " + strings.Join(local, ", ")}}

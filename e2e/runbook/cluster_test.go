@@ -5,10 +5,8 @@ package runbook
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -135,15 +133,4 @@ func smallFixtures(ctx context.Context, h *harness.Harness) error {
 	}
 	_, err := h.CNI.Sync(ctx)
 	return err
-}
-
-// TestSetupOnly is a development aid: with RUNBOOK_SETUP_ONLY=1 it makes one cluster and keeps it.
-func TestSetupOnly(t *testing.T) {
-	if os.Getenv("RUNBOOK_SETUP_ONLY") != "1" {
-		t.Skip("development aid")
-	}
-	ctx := context.Background()
-	h := newCluster(t, ctx, "runbook-dev", "127.97.0.0/16")
-	t.Logf("kubeconfig %s", h.Cluster.Kubeconfig())
-	time.Sleep(time.Hour)
 }

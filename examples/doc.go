@@ -1,6 +1,6 @@
 // Package examples holds five thin programs over ambientkit's public API, one per primitive, each
-// under 200 lines (plan-upgrade 64, move-tag 92, bluegreen-ztunnel 157, upgrade 162,
-// migrate-namespace 177). What they share is in examples/internal/cli, so all five keep one contract:
+// under 150 lines (plan-upgrade 65, upgrade 68, bluegreen-ztunnel 78, move-tag 102,
+// migrate-namespace 134). What they share is in examples/internal/cli, so all five keep one contract:
 // the source of the mesh (a live cluster through --kubeconfig/--context, the default as kubectl reads
 // it; a dump saved with kubectl, --from-dir; or the embedded demo mesh, --demo), --waive, --today,
 // --list-codes, -o markdown|yaml|json and --full, the same checks of bad input, and the same exit
@@ -27,5 +27,6 @@
 //
 // The planning flags are the same where they apply: --target, --strategy, --ztunnel with
 // --batch-size and --drain-timeout, --charts DIR|URL|oci://REF for mirrors and air-gapped clusters,
-// --chart-index. Run them with go run ./examples/<name> --help; contract_test.go holds the contract.
+// --chart-index. Run them with go run ./examples/<name> --help; examples/internal/cli/clitest holds the contract each
+// example's tests run.
 package examples

@@ -25,8 +25,8 @@ func TestTheDocListsEveryExampleWithItsTrueLength(t *testing.T) {
 	}
 	limit, _ := strconv.Atoi(bound[1])
 	mains, _ := filepath.Glob("*/main.go")
-	if len(mains) != len(all) {
-		t.Errorf("%d programs under examples/, the contract test knows %d: %v", len(mains), len(all), mains)
+	if len(mains) != 5 {
+		t.Errorf("%d programs under examples/, want the five primitives' (and doc.go to list them): %v", len(mains), mains)
 	}
 	for _, m := range mains {
 		name := filepath.Dir(m)

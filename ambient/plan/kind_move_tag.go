@@ -83,6 +83,6 @@ func moveTagCommands(m *TagMove) []string {
 			break
 		}
 	}
-	return []string{istioctl, fmt.Sprintf("helm template istiod %s %s --set revisionTags=\"{%s}\" --set revision=%s -n %s | kubectl apply -f -",
+	return []string{istioctl, fmt.Sprintf("helm template istiod %s %s --set revisionTags=\"{%s}\" --set revision=%s -n %s | kubectl apply --server-side --field-manager=ambientkit --force-conflicts -f -",
 		helmChartArgs(m.Chart), templates, m.Tag, m.To, m.Namespace)}
 }

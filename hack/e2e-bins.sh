@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the binaries of a real Kubernetes control plane for the e2e suites, from the Go module proxy:
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (k8s.io/kubernetes), etcd
-# (go.etcd.io/etcd/server/v3) and kwok/kwokctl (sigs.k8s.io/kwok). Nothing is downloaded as a binary.
+# (go.etcd.io/etcd/server/v3), kwok/kwokctl (sigs.k8s.io/kwok) and the helm CLI (helm.sh/helm/v3/cmd/helm
+# at the version this repository's go.mod requires, for the suite that runs the printed runbook by
+# hand). Nothing is downloaded as a binary.
 #
 # Binaries land in a cache folder keyed by the versions, so a second run is a no-op:
 #   ${AMBIENTKIT_CACHE:-$HOME/.cache/ambientkit}/e2e-bins/k8s-<v>_etcd-<v>_kwok-<v>/
-# The helper modules live in that cache too, never in this repository's go.mod.
+# helm is versioned inside it (helm-<v>, linked as helm), so a new Helm version in go.mod rebuilds
+# helm alone. The helper modules live in that cache too, never in this repository's go.mod.
 #
 # Prints the folder on the last line of stdout. Progress goes to stderr.
 set -euo pipefail
@@ -13,6 +16,9 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.37.2}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The Helm SDK version the module builds with, so the CLI and the SDK adapter are the same Helm.
+HELM_VERSION=${HELM_VERSION:-$(awk '$1 == "helm.sh/helm/v3" {print $2; exit}' "$root/go.mod")}
 
 cache=${AMBIENTKIT_CACHE:-$HOME/.cache/ambientkit}
 key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}"
@@ -116,10 +122,20 @@ build_kwok() {
   GOBIN="$bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}" "sigs.k8s.io/kwok/cmd/kwokctl@${KWOK_VERSION}"
 }
 
+build_helm() {
+  GOBIN="$work/helm-bin" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}" \
+    "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  mv "$work/helm-bin/helm" "$bin/helm-${HELM_VERSION}"
+  ln -sfn "helm-${HELM_VERSION}" "$bin/helm"
+}
+
 command -v go >/dev/null || fail setup "the go command is not on PATH"
+[ -n "$HELM_VERSION" ] || fail setup "no helm.sh/helm/v3 requirement in $root/go.mod"
 t0=$SECONDS
 step etcd etcd -- build_etcd
 step kwok kwok kwokctl -- build_kwok
 step kubernetes kube-apiserver kube-controller-manager kube-scheduler kubectl -- build_kubernetes
+step helm "helm-${HELM_VERSION}" -- build_helm
+ln -sfn "helm-${HELM_VERSION}" "$bin/helm"
 log "all binaries ready in $bin ($((SECONDS - t0))s)"
 echo "$bin"

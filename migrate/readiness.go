@@ -562,12 +562,14 @@ func waypointNeed(s *mesh.Snapshot, wv *waypointView, ns string, needs map[strin
 	}
 	if out.Needed && len(missing) > 0 {
 		add(plan.Finding{Code: plan.CodeWaypointMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
-			Message: fmt.Sprintf("Services %s of namespace %s need a waypoint (for %s) but will have none", strings.Join(missing, ", "), ns, refNames(out.NeededBy)),
-			Remedy:  "create a waypoint (istioctl waypoint apply -n " + ns + ") and label the namespace or the Services istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint"})
+			Message:       fmt.Sprintf("Services %s of namespace %s need a waypoint (for %s) but will have none", strings.Join(missing, ", "), ns, refNames(out.NeededBy)),
+			Remedy:        "create a waypoint (istioctl waypoint apply -n " + ns + ") and label the namespace or the Services istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
+			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})
 	} else if out.Needed && len(out.Services) == 0 && out.Namespace == nil {
 		add(plan.Finding{Code: plan.CodeWaypointMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
-			Message: fmt.Sprintf("namespace %s needs a waypoint (for %s) but none is configured", ns, refNames(out.NeededBy)),
-			Remedy:  "create a waypoint and label the namespace istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint"})
+			Message:       fmt.Sprintf("namespace %s needs a waypoint (for %s) but none is configured", ns, refNames(out.NeededBy)),
+			Remedy:        "create a waypoint and label the namespace istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
+			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})
 	}
 	for _, wp := range sortedKeys(notReady) {
 		wpNS, name, _ := strings.Cut(wp, "/")

@@ -33,6 +33,10 @@ type MoveOptions struct {
 	Order []string
 	// IDPrefix is put before every step ID (AddMoves in chained hops).
 	IDPrefix string
+	// Charts, when set, is where the istiod chart comes from, so that the runbook renders the tag
+	// with helm template from the caller's own chart source (AddMoves passes the composing plan's).
+	// Nil: the runbook applies the rendered objects with kubectl instead.
+	Charts *steps.ChartSource
 }
 
 // MoveTag plans pointing tag at revision rev: the re-rendered webhook configuration (and tag Service
@@ -195,8 +199,9 @@ func AddMoves(b *steps.Builder, before, staged *mesh.Snapshot, from []string, to
 			}
 			continue
 		}
+		charts := b.Charts()
 		moves := moveSteps(staged, t, to, MoveOptions{SkipRestart: opts.SkipRestart, BatchSize: opts.BatchSize,
-			Probe: b.Probe(), IDPrefix: opts.IDPrefix}, b.Last())
+			Probe: b.Probe(), IDPrefix: opts.IDPrefix, Charts: &charts}, b.Last())
 		if steps.Contains(opts.Order, t) {
 			moves[0].Notes = append(moves[0].Notes, "order: given by the caller")
 		} else if reasons[t] != "" {
@@ -235,13 +240,15 @@ func moveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions, after string
 		Risk:        risk(radius),
 		Preconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{Kind: "Deployment", Namespace: ns, Name: r.Deployment}, plan.RevisionReadyArgs{Revision: rev},
 			fmt.Sprintf("revision %s is ready", rev))},
-		MoveTag:        &plan.TagMove{Tag: tag, From: t.Revision, To: rev, Namespace: ns, Objects: Render(tag, rev, ns, r.Version), ChartVersion: chartVersion(r.Version)},
+		MoveTag: &plan.TagMove{Tag: tag, From: t.Revision, To: rev, Namespace: ns, Objects: Render(tag, rev, ns, r.Version), ChartVersion: chartVersion(r.Version),
+			Chart: istiodChart(opts.Charts, r.Version)},
 		Postconditions: []plan.Check{tagCheck},
 		Notes:          moveNotes(radius),
 	}
 	if old, ok := s.Revision(t.Revision); ok {
 		move.Rollback = &plan.Step{ID: id("move/undo"), Description: fmt.Sprintf("point tag %s back at revision %s", tag, old.Name), Risk: plan.RiskLow,
-			MoveTag: &plan.TagMove{Tag: tag, From: rev, To: old.Name, Namespace: ns, Objects: Render(tag, old.Name, ns, old.Version), ChartVersion: chartVersion(old.Version)}}
+			MoveTag: &plan.TagMove{Tag: tag, From: rev, To: old.Name, Namespace: ns, Objects: Render(tag, old.Name, ns, old.Version), ChartVersion: chartVersion(old.Version),
+				Chart: istiodChart(opts.Charts, old.Version)}}
 	}
 	steps := []plan.Step{move}
 	last := move.ID
@@ -274,6 +281,15 @@ func moveSteps(s *mesh.Snapshot, tag, rev string, opts MoveOptions, after string
 		HealthGate: &plan.HealthGate{Probe: probe, Scope: "tag " + tag, SettleSeconds: 60},
 	})
 	return steps
+}
+
+// istiodChart is the istiod chart of version v from the caller's chart source, whose revision-tags
+// templates render the tag; zero when the caller gave none.
+func istiodChart(charts *steps.ChartSource, v mesh.Version) plan.ChartRef {
+	if charts == nil || v.IsZero() {
+		return plan.ChartRef{}
+	}
+	return charts.Ref("istiod", v)
 }
 
 func risk(r Radius) plan.Risk {

@@ -207,5 +207,6 @@ func (x *bg) connectionReport() {
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLongLived, Severity: plan.Info, Object: x.blue.Ref(), Related: nodes, Details: details,
-		Message: msg, Remedy: "make sure their clients reconnect; Jobs are waited for unless the plan evicts them"})
+		Message: msg, Remedy: "make sure their clients reconnect; Jobs are waited for (BlueGreen.Jobs: evict evicts them instead)",
+		RemedyOptions: []plan.RemedyOption{{Option: "BlueGreen.Jobs", Value: string(JobsEvict)}}})
 }

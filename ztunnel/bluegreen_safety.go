@@ -28,14 +28,14 @@ func (x *bg) localStorageReport() {
 	if len(lost) == 0 {
 		return
 	}
-	remedy := "the plan asks for approval, naming every one of them, before the first drain that loses data (LocalStorage: evict drains without asking)"
+	remedy := "the plan asks for approval, naming every one of them, before the first drain that loses data (BlueGreen.LocalStorage: evict drains without asking)"
 	if x.g.LocalStorage == LocalStorageEvict {
-		remedy = "the plan drains them without asking (LocalStorage: evict); move the data elsewhere first if it matters"
+		remedy = "the plan drains them without asking (BlueGreen.LocalStorage: evict); move the data elsewhere first if it matters"
 	}
 	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLocalStorage, Severity: plan.Info, Object: x.blue.Ref(),
 		Details: map[string]string{"pods": strconv.Itoa(len(lost))},
 		Message: fmt.Sprintf("draining the blue nodes loses the emptyDir data of %d pod(s): %s", len(lost), strings.Join(lost, ", ")),
-		Remedy:  remedy})
+		Remedy:  remedy, RemedyOptions: []plan.RemedyOption{{Option: "BlueGreen.LocalStorage", Value: string(LocalStorageEvict)}}})
 }
 
 // askLocalStorage returns, once per plan and only before the first drain of nodes that loses

@@ -249,10 +249,11 @@ func Estimates(m *releases.Minor, decided string, fields ...releases.Field) []pl
 			source = "not stated"
 		}
 		out = append(out, plan.Finding{Code: plan.CodeReleaseDataEstimated, Severity: plan.Info,
-			Object:  mesh.ObjectRef{Kind: "ReleaseData", Name: m.Minor + "/" + string(f)},
-			Message: fmt.Sprintf("the release data's %q for Istio %s is an estimate, and it decided %s (source: %s)", f, m.Minor, what, source),
-			Remedy:  "check the value upstream, and pass release data that states it (releases.LoadFile) or the chart repository's index (releases.LoadHelmIndexFile)",
-			Details: map[string]string{"minor": m.Minor, "field": string(f), "source": source, "decided": decided}})
+			Object:        mesh.ObjectRef{Kind: "ReleaseData", Name: m.Minor + "/" + string(f)},
+			Message:       fmt.Sprintf("the release data's %q for Istio %s is an estimate, and it decided %s (source: %s)", f, m.Minor, what, source),
+			Remedy:        "check the value upstream, and pass release data that states it (releases.LoadFile)",
+			RemedyOptions: []plan.RemedyOption{{Option: "releases.LoadFile"}},
+			Details:       map[string]string{"minor": m.Minor, "field": string(f), "source": source, "decided": decided}})
 	}
 	return out
 }
@@ -262,11 +263,25 @@ func checkEndOfLife(s *mesh.Snapshot, data *releases.Data, opts Options) []plan.
 	if opts.Today.IsZero() {
 		return []plan.Finding{{Code: plan.CodeEndOfLifeNotChecked, Severity: plan.Info, Object: cluster,
 			Message: "end of life was not checked: no date was given",
-			Remedy:  "set Today in the options (planners read no clock)"}}
+			Remedy:  "pass the date to judge it at as Today (planners read no clock)", RemedyOptions: []plan.RemedyOption{{Option: "Today"}}}}
 	}
 	var out []plan.Finding
 	day := func(t time.Time) string { return t.Format(time.DateOnly) }
+	unknown := func(v mesh.Version, what string) {
+		if _, known := data.Minor(v); !known {
+			return // VERSION_NEWER_THAN_RELEASE_DATA or TARGET_NOT_IN_RELEASE_DATA says so
+		}
+		out = append(out, plan.Finding{Code: plan.CodeEndOfLifeUnknown, Severity: plan.Info, Object: cluster,
+			Message: fmt.Sprintf("the end of life of %s Istio %s is unknown: the release data states no date, and none follows from the support policy yet (%s.0 is not released); it is not known to be supported until then",
+				what, v.MinorString(), mesh.Version{Major: v.Major, Minor: v.Minor + 2}.MinorString()),
+			Remedy:  "check the Istio release's support status upstream (istio.io, supported releases)",
+			Details: map[string]string{"minor": v.MinorString(), "of": what}})
+	}
 	for _, v := range s.ControlPlaneVersions() {
+		if _, _, ok := data.EndOfLife(v); !ok {
+			unknown(v, "running")
+			continue
+		}
 		if eol, est, ok := data.EndOfLife(v); ok && !opts.Today.Before(eol) {
 			out = append(out, plan.Finding{Code: plan.CodeSourceEndOfLife, Severity: plan.Info, Object: cluster,
 				Message: fmt.Sprintf("Istio %s reached end of life on %s%s; it gets no more security fixes", v.MinorString(), day(eol), estimated(est)),
@@ -275,6 +290,9 @@ func checkEndOfLife(s *mesh.Snapshot, data *releases.Data, opts Options) []plan.
 		}
 	}
 	if !opts.Target.IsZero() {
+		if _, _, ok := data.EndOfLife(opts.Target); !ok {
+			unknown(opts.Target, "target")
+		}
 		if eol, est, ok := data.EndOfLife(opts.Target); ok && !opts.Today.Before(eol.AddDate(0, 0, -30)) {
 			sev := plan.Waivable
 			msg := fmt.Sprintf("target Istio %s reaches end of life on %s%s", opts.Target.MinorString(), day(eol), estimated(est))
@@ -434,6 +452,13 @@ func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
 	return out
 }
 
+// unknownWhy is the reason of a releases.ErrUnknownVersion without its advice to the library's
+// caller (which releases function to pass newer data with): the finding's remedy says that.
+func unknownWhy(err error) string {
+	why, _, _ := strings.Cut(err.Error(), "; pass ")
+	return strings.TrimPrefix(why, releases.ErrUnknownVersion.Error()+": ")
+}
+
 func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {
 	var out []plan.Finding
 	seen := map[mesh.Version]bool{}
@@ -446,8 +471,8 @@ func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {
 		// repository index may no longer serve the patch a cluster runs).
 		if err := data.CheckRunning(v); err != nil && v.Pre == "" {
 			out = append(out, plan.Finding{Code: plan.CodeVersionNewerThanData, Severity: plan.Info, Object: ref,
-				Message: fmt.Sprintf("%s runs %s, which the release data does not know: %v", ref, v, err),
-				Remedy:  "pass newer release data (releases.LoadFile) so support dates and ranges are right"})
+				Message: fmt.Sprintf("%s runs %s, which the release data does not know: %s", ref, v, unknownWhy(err)),
+				Remedy:  "pass newer release data (releases.LoadFile) so support dates and ranges are right", RemedyOptions: []plan.RemedyOption{{Option: "releases.LoadFile"}}})
 		}
 	}
 	for _, r := range s.Revisions {

@@ -2,6 +2,8 @@ package plan_test
 
 import (
 	"bytes"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -39,10 +41,30 @@ func runJSONPath(t *testing.T, cmd string, pods ...corev1.Pod) string {
 	return b.String()
 }
 
-// TestSidecarCommandsShowNativeSidecars: an operator who runs the runbook's command must see
-// istio-proxy on a pod that runs it as a native sidecar (an init container with restartPolicy
-// Always, injected so from 1.27), and not on one whose only istio container is istio-init.
-func TestSidecarCommandsShowNativeSidecars(t *testing.T) {
+// runCheck runs a printed `kubectl get pods ... -o jsonpath='...' | awk ...` check over a pod list:
+// the jsonpath as kubectl runs it, its output piped into the rest of the command in a shell. It
+// returns what the command printed and whether it exited 0.
+func runCheck(t *testing.T, cmd string, pods ...corev1.Pod) (string, bool) {
+	t.Helper()
+	get, rest, ok := strings.Cut(cmd, "' | ")
+	if !ok {
+		t.Fatalf("command %q pipes no kubectl output into a check", cmd)
+	}
+	sh := exec.Command("sh", "-c", rest)
+	sh.Stdin = strings.NewReader(runJSONPath(t, get+"'", pods...))
+	out, err := sh.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return string(out), err == nil
+}
+
+// TestSidecarChecksSeeNativeSidecars: the runbook's sidecar checks must count istio-proxy run as a
+// native sidecar (an init container with restartPolicy Always, injected so from 1.27) as a sidecar,
+// and a pod whose only istio container is istio-init as none; each exits non-zero naming the pods
+// that break it.
+func TestSidecarChecksSeeNativeSidecars(t *testing.T) {
 	always := corev1.ContainerRestartPolicyAlways
 	native := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "native"}, Spec: corev1.PodSpec{
 		InitContainers: []corev1.Container{{Name: "istio-init"}, {Name: "istio-proxy", RestartPolicy: &always}},
@@ -52,17 +74,28 @@ func TestSidecarCommandsShowNativeSidecars(t *testing.T) {
 	plain := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: corev1.PodSpec{
 		InitContainers: []corev1.Container{{Name: "istio-init"}}, Containers: []corev1.Container{{Name: "app"}}}}
 	ns := mesh.ObjectRef{Kind: "Namespace", Name: "payments"}
-	for _, c := range []plan.Check{plan.NewCheck(ns, plan.NoSidecarsArgs{}, ""), plan.NewCheck(ns, plan.SidecarsInjectedArgs{}, "")} {
-		t.Run(string(c.Type), func(t *testing.T) {
-			out := runJSONPath(t, plan.CheckCommand(c), native, classic, plain)
-			lines := map[string]string{}
-			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-				name, rest, _ := strings.Cut(l, " ")
-				lines[name] = rest
+	none, injected := plan.NewCheck(ns, plan.NoSidecarsArgs{}, ""), plan.NewCheck(ns, plan.SidecarsInjectedArgs{}, "")
+	tests := []struct {
+		name  string
+		check plan.Check
+		pods  []corev1.Pod
+		pass  bool
+		names []string
+	}{
+		{"no sidecars passes on a pod with istio-init only", none, []corev1.Pod{plain}, true, nil},
+		{"no sidecars fails on native and classic sidecars, naming them", none, []corev1.Pod{native, classic, plain}, false, []string{"native", "classic"}},
+		{"sidecars injected passes on native and classic sidecars", injected, []corev1.Pod{native, classic}, true, nil},
+		{"sidecars injected fails on a pod without one, naming it", injected, []corev1.Pod{native, plain}, false, []string{"runs no sidecar: plain"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, ok := runCheck(t, plan.CheckCommand(tc.check), tc.pods...)
+			if ok != tc.pass {
+				t.Errorf("exit 0 = %v, want %v; it printed %q", ok, tc.pass, out)
 			}
-			for pod, want := range map[string]bool{"native": true, "classic": true, "plain": false} {
-				if got := strings.Contains(lines[pod], "istio-proxy"); got != want {
-					t.Errorf("pod %s: the command prints %q; istio-proxy shown = %v, want %v", pod, lines[pod], got, want)
+			for _, n := range tc.names {
+				if !strings.Contains(out, n) {
+					t.Errorf("the check does not name %q: %q", n, out)
 				}
 			}
 		})

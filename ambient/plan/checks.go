@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -94,92 +95,212 @@ func spec[T Args](object string, command func(c Check) string) checkSpec {
 	return checkSpec{args: func() any { var a T; return &a }, object: object, command: command}
 }
 
-// checkSpecs is the table of check types.
+// checkSpecs is the table of check types. Each command, typed into a shell, exits 0 when the
+// condition holds and non-zero (naming what does not hold) when it does not, on the cluster as the
+// step leaves it; commands that wait (kubectl wait, rollout status, until loops) wait for it.
 var checkSpecs = map[CheckType]checkSpec{
 	CheckDeploymentReady: spec[DeploymentReadyArgs]("Deployment", func(c Check) string {
-		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s", c.Object.Name, c.Object.Namespace)
+		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
 	}),
 	CheckDaemonSetRolledOut: spec[DaemonSetRolledOutArgs]("DaemonSet", func(c Check) string {
-		return fmt.Sprintf("kubectl rollout status daemonset/%s -n %s", c.Object.Name, c.Object.Namespace)
+		// kubectl rollout status refuses a DaemonSet whose updateStrategy is OnDelete ("only
+		// available for RollingUpdate"), which the node-by-node and blue-green upgrades set: wait on
+		// the status the DaemonSet controller writes under either strategy.
+		cmd := daemonSetWait(c.Object, "updatedNumberScheduled") + " && " + daemonSetWait(c.Object, "numberAvailable")
+		if v := c.Params["version"]; v != "" {
+			cmd += " && " + ownedPodsCheck(c.Object.Namespace, "", c.Object.Name, "{.spec.containers[0].image}",
+				fmt.Sprintf("$1 !~ /:%s(-|$)/", regexpQuote(v)), "not at "+v+": ")
+		}
+		return cmd
 	}),
 	CheckNodeAgentReady: spec[NodeAgentReadyArgs]("DaemonSet", func(c Check) string {
-		if node := c.Params["node"]; node != "" {
-			return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", c.Object.Namespace, node)
+		a, _ := ArgsOf[NodeAgentReadyArgs](c)
+		if a.Node != "" {
+			want := "^true"
+			if a.Version != "" {
+				want += "[|].*:" + regexpQuote(a.Version) + "(-|$)"
+			}
+			return fmt.Sprintf("until %s | grep -qE '%s'; do sleep 2; done", ownedPods(c.Object.Namespace, a.Node, c.Object.Name,
+				"{.status.containerStatuses[0].ready}|{.spec.containers[0].image}"), want)
 		}
-		return fmt.Sprintf("kubectl rollout status daemonset/%s -n %s", c.Object.Name, c.Object.Namespace)
+		cmd := daemonSetWait(c.Object, "numberReady")
+		if a.Version != "" {
+			cmd += " && " + ownedPodsCheck(c.Object.Namespace, "", c.Object.Name, "{.spec.nodeName}|{.spec.containers[0].image}",
+				fmt.Sprintf("$2 !~ /:%s(-|$)/", regexpQuote(a.Version)), "not at "+a.Version+" on node ")
+		}
+		return cmd
 	}),
 	CheckPodsRedirected: spec[PodsRedirectedArgs]("", func(Check) string {
-		return "kubectl get pods -A -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'"
+		return "for ns in $(kubectl get namespaces -l istio.io/dataplane-mode=ambient -o jsonpath='{.items[*].metadata.name}'); do " +
+			"kubectl get pods -n \"$ns\" -l 'istio.io/dataplane-mode!=none' --field-selector status.phase=Running " +
+			`-o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}|{.metadata.annotations.ambient\.istio\.io/redirection}|{.metadata.annotations.sidecar\.istio\.io/status}{"\n"}{end}'; ` +
+			"done | " + failOn(`$2 != "enabled" && $3 == ""`, "not redirected: ", "$1")
 	}),
 	CheckNoSandboxFailures: spec[NoSandboxFailuresArgs]("", func(Check) string {
-		return "kubectl get events -A --field-selector reason=FailedCreatePodSandBox"
+		return `kubectl get pods -A --field-selector status.phase=Pending -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}|{.status.containerStatuses[*].state.waiting.reason}{"\n"}{end}' | ` +
+			failOn("/ContainerCreating/", "still creating its sandbox: ", "$1")
 	}),
 	CheckTagPointsTo: spec[TagPointsToArgs]("", func(c Check) string {
 		name := c.Object.Name
 		if name == "" {
 			name = "istio-revision-tag-" + c.Params["tag"]
 		}
-		return fmt.Sprintf("kubectl get mutatingwebhookconfiguration %s -o jsonpath='{.metadata.labels.istio\\.io/rev}'", name)
+		return fmt.Sprintf("kubectl wait mutatingwebhookconfiguration/%s --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=1m", name, c.Params["revision"])
 	}),
 	CheckNoReferences: spec[NoReferencesArgs]("", nil),
 	CheckGatewayOwner: spec[GatewayOwnerArgs]("", nil),
 	CheckHelmReleaseVersion: spec[HelmReleaseVersionArgs]("HelmRelease", func(c Check) string {
-		return fmt.Sprintf("helm ls -n %s --filter '^%s$'", c.Object.Namespace, c.Object.Name)
+		cond := `s != "deployed"`
+		if v := c.Params["version"]; v != "" {
+			cond += fmt.Sprintf(` || v != "%s"`, v)
+		}
+		return fmt.Sprintf(`helm get metadata %s -n %s | awk '$1 == "STATUS:" {s=$2} $1 == "VERSION:" {v=$2} END {if (%s) {print "release %s/%s: chart " v ", " s; exit 1}}'`,
+			c.Object.Name, c.Object.Namespace, cond, c.Object.Namespace, c.Object.Name)
 	}),
 	CheckNodeDrained: spec[NodeDrainedArgs]("", func(c Check) string {
-		return fmt.Sprintf("kubectl get pods -A -o wide --field-selector spec.nodeName=%s", nodeOfCheck(c))
+		a, _ := ArgsOf[NodeDrainedArgs](c)
+		node := nodeOfCheck(c)
+		if a.AmbientOnly {
+			return fmt.Sprintf(`kubectl get pods -A --field-selector spec.nodeName=%s -o jsonpath='%s' | %s`, node,
+				rangeItems(`?(@.metadata.annotations.ambient\.istio\.io/redirection=="enabled")`, "{.metadata.namespace}/{.metadata.name}"), failOn("", "ambient pod still on "+node+": ", "$0"))
+		}
+		// DaemonSet pods stay (kubectl drain --ignore-daemonsets); mirror pods name their Node.
+		return fmt.Sprintf(`kubectl get pods -A --field-selector spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed -o jsonpath='%s' | %s`, node,
+			rangeItems("*", "{.metadata.namespace}/{.metadata.name}|{.metadata.ownerReferences[0].kind}"), failOn(`$2 != "DaemonSet" && $2 != "Node"`, "still on "+node+": ", "$1"))
 	}),
 	CheckNodeSchedulable: spec[NodeSchedulableArgs]("", func(c Check) string {
-		return fmt.Sprintf("kubectl get node %s", nodeOfCheck(c))
+		return fmt.Sprintf("kubectl get node %s -o jsonpath='{.spec.unschedulable}' | %s", nodeOfCheck(c), failOn(`$0 == "true"`, "", `"node `+nodeOfCheck(c)+` is cordoned"`))
 	}),
 	CheckWorkloadsOnRevision: spec[WorkloadsOnRevisionArgs]("", nil),
 	CheckTrustedAccounts:     spec[TrustedAccountsArgs]("", nil),
 	CheckFindingsClear:       spec[FindingsClearArgs]("", nil),
-	CheckDefaultRevision: spec[DefaultRevisionArgs]("", func(Check) string {
-		return "kubectl get validatingwebhookconfiguration istiod-default-validator -o jsonpath='{.metadata.labels.istio\\.io/rev}'"
+	CheckDefaultRevision: spec[DefaultRevisionArgs]("", func(c Check) string {
+		return fmt.Sprintf("kubectl wait validatingwebhookconfiguration/istiod-default-validator --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=1m", c.Params["revision"])
 	}),
-	CheckBackupReadable:         spec[BackupReadableArgs]("", nil),
-	CheckCRDsEstablished:        spec[CRDsEstablishedArgs]("", nil),
-	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", nil),
+	CheckBackupReadable: spec[BackupReadableArgs]("", nil),
+	CheckCRDsEstablished: spec[CRDsEstablishedArgs]("", func(c Check) string {
+		group := c.Params["group"]
+		if group == "" {
+			group = "istio.io"
+		}
+		return fmt.Sprintf("kubectl get crd -o name | grep -E '[./]%s$' | xargs kubectl wait --for=condition=Established --timeout=1m", regexpQuote(group))
+	}),
+	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", func(c Check) string {
+		if c.Object.Kind != "Deployment" || c.Object.Namespace == "" {
+			return ""
+		}
+		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
+	}),
 	CheckNodesReady: spec[NodesReadyArgs]("", func(c Check) string {
-		return "kubectl get nodes -l " + c.Params["selector"]
+		a, _ := ArgsOf[NodesReadyArgs](c)
+		return fmt.Sprintf(`until [ "$(kubectl get nodes -l '%s' -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)" -ge %d ]; do sleep 5; done`,
+			a.Selector, max(a.Min, 1))
 	}),
 	CheckNodeAgentAbsent: spec[NodeAgentAbsentArgs]("DaemonSet", func(c Check) string {
-		if c.Params["node"] == "" {
-			return fmt.Sprintf("kubectl get pods -n %s -o wide  # none of DaemonSet %s", c.Object.Namespace, c.Object.Name)
-		}
-		return fmt.Sprintf("kubectl get pods -n %s -o wide --field-selector spec.nodeName=%s", c.Object.Namespace, c.Params["node"])
+		return fmt.Sprintf("while %s | grep -q .; do sleep 2; done", ownedPods(c.Object.Namespace, c.Params["node"], c.Object.Name, "{.metadata.name}"))
 	}),
-	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", nil),
+	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", func(c Check) string {
+		a, _ := ArgsOf[WorkloadsReadyArgs](c)
+		var cmds []string
+		for _, w := range a.Workloads {
+			parts := strings.SplitN(w, "/", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			cmds = append(cmds, fmt.Sprintf("kubectl rollout status %s/%s -n %s --timeout=5m", strings.ToLower(parts[0]), parts[2], parts[1]))
+		}
+		return strings.Join(cmds, " && ")
+	}),
 	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
-		return fmt.Sprintf("for n in $(kubectl get nodes -l '%s' -o name); do kubectl get pods -A -o wide --field-selector spec.nodeName=${n#node/}; done", c.Params["selector"])
+		return fmt.Sprintf(`for n in $(kubectl get nodes -l '%s' -o jsonpath='{.items[*].metadata.name}'); do kubectl get pods -A --field-selector spec.nodeName=$n -o jsonpath='%s'; done | %s`,
+			c.Params["selector"], rangeItems(`?(@.metadata.annotations.ambient\.istio\.io/redirection=="enabled")`, "{.metadata.namespace}/{.metadata.name} on {.spec.nodeName}"),
+			failOn("", "ambient pod on a node labelled "+c.Params["selector"]+": ", "$0"))
 	}),
 	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check) string {
-		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s", c.Object.Name, c.Object.Namespace)
+		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
 	}),
 	CheckWaypointAccepted: spec[WaypointAcceptedArgs]("", func(c Check) string {
-		return fmt.Sprintf("kubectl get %s %s -n %s -o jsonpath='{.status.conditions[?(@.type==\"WaypointAccepted\")]}'",
-			strings.ToLower(c.Object.Kind), c.Object.Name, c.Object.Namespace)
+		return fmt.Sprintf("kubectl wait --for=condition=WaypointAccepted %s/%s -n %s --timeout=2m", strings.ToLower(c.Object.Kind), c.Object.Name, c.Object.Namespace)
 	}),
 	CheckPodsCaptured: spec[PodsCapturedArgs]("Namespace", func(c Check) string {
-		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'", c.Object.Name)
+		return fmt.Sprintf(`kubectl get namespace %s -o jsonpath='{.metadata.labels.istio\.io/dataplane-mode}' | awk '{m=$0} END {if (m != "ambient") {print "namespace %s is not labelled istio.io/dataplane-mode=ambient"; exit 1}}' && `, c.Object.Name, c.Object.Name) +
+			fmt.Sprintf(`kubectl get pods -n %s -l 'istio.io/dataplane-mode!=none' --field-selector status.phase=Running -o jsonpath='%s' | %s`, c.Object.Name,
+				rangeItems("*", `{.metadata.name}|{.metadata.annotations.ambient\.istio\.io/redirection}|{.metadata.annotations.sidecar\.istio\.io/status}`),
+				failOn(`$2 != "enabled" && $3 == ""`, "not captured: ", "$1"))
 	}),
-	CheckNoSidecars:       spec[NoSidecarsArgs]("Namespace", podContainersCommand),
-	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", podContainersCommand),
+	CheckNoSidecars: spec[NoSidecarsArgs]("Namespace", func(c Check) string {
+		return fmt.Sprintf(`kubectl get pods -n %s -o jsonpath='%s' | %s`, c.Object.Name, podContainers, failOn(`$2 ~ /(^| )istio-proxy( |$)/`, "runs a sidecar: ", "$1"))
+	}),
+	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", func(c Check) string {
+		return fmt.Sprintf(`kubectl get pods -n %s -l 'sidecar.istio.io/inject!=false' --field-selector status.phase=Running -o jsonpath='%s' | %s`, c.Object.Name,
+			podContainers, failOn(`$2 !~ /(^| )istio-proxy( |$)/`, "runs no sidecar: ", "$1"))
+	}),
 	CheckBackupWritable: spec[BackupWritableArgs]("", func(c Check) string {
-		return fmt.Sprintf("test -w \"$(dirname %q)\"", c.Params["file"])
+		dir := shellWord(filepath.Dir(c.Params["file"]))
+		return fmt.Sprintf("test -d %s && test -w %s", dir, dir)
 	}),
 }
 
-// podContainersCommand lists each pod of the check's namespace with its containers and its native
-// sidecars: from 1.27 istiod injects istio-proxy as an init container with restartPolicy Always
-// where the cluster supports it (ENABLE_NATIVE_SIDECARS=auto, istio/istio@release-1.31
-// pilot/pkg/features/pilot.go), so a command that reads only spec.containers would show no sidecar
-// on a pod that runs one. One line a pod: name, containers, then the init containers that keep
-// running.
-func podContainersCommand(c Check) string {
-	return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name} {.spec.initContainers[?(@.restartPolicy==\"Always\")].name}{\"\\n\"}{end}'", c.Object.Name)
+// podContainers prints each pod as "name|containers native-sidecars": from 1.27 istiod injects
+// istio-proxy as an init container with restartPolicy Always where the cluster supports it
+// (ENABLE_NATIVE_SIDECARS=auto, istio/istio@release-1.31 pilot/pkg/features/pilot.go), so a
+// check that read only spec.containers would miss a sidecar that runs.
+var podContainers = rangeItems("*", `{.metadata.name}|{.spec.containers[*].name} {.spec.initContainers[?(@.restartPolicy=="Always")].name}`)
+
+// waits reports whether a check command waits for its condition itself (kubectl wait, rollout
+// status, a loop) rather than looking once.
+func waits(cmd string) bool {
+	for _, p := range []string{"kubectl wait ", "kubectl rollout status ", "until ", "while "} {
+		if strings.HasPrefix(cmd, p) {
+			return true
+		}
+	}
+	return false
 }
+
+// rangeItems is a kubectl jsonpath that prints fields for each item the filter selects ("*" for
+// all), one line each.
+func rangeItems(filter, fields string) string {
+	return "{range .items[" + filter + "]}" + fields + "{\"\\n\"}{end}"
+}
+
+// ownedPods is the command that lists, one line each, fields of the pods of DaemonSet owner in
+// namespace ns (on node, when set): its pods name it first among their owners.
+func ownedPods(ns, node, owner, fields string) string {
+	sel := ""
+	if node != "" {
+		sel = " --field-selector spec.nodeName=" + node
+	}
+	return fmt.Sprintf("kubectl get pods -n %s%s -o jsonpath='%s'", ns, sel, rangeItems(fmt.Sprintf("?(@.metadata.ownerReferences[0].name==%q)", owner), fields))
+}
+
+// ownedPodsCheck fails when a line of ownedPods matches bad (an awk condition), naming the pod.
+func ownedPodsCheck(ns, node, owner, fields, bad, say string) string {
+	return ownedPods(ns, node, owner, "{.metadata.name}|"+fields) + " | " + failOn(shiftFields(bad), say, "$0")
+}
+
+// shiftFields renumbers awk fields $1, $2, ... by one, for lines that start with the pod's name.
+func shiftFields(cond string) string {
+	return strings.NewReplacer("$1", "$2", "$2", "$3", "$3", "$4").Replace(cond)
+}
+
+// daemonSetWait waits until the DaemonSet's status field counts every pod it should run.
+func daemonSetWait(ds mesh.ObjectRef, field string) string {
+	return fmt.Sprintf(`kubectl wait daemonset/%s -n %s --for=jsonpath='{.status.%s}'="$(kubectl get daemonset/%s -n %s -o jsonpath='{.status.desiredNumberScheduled}')" --timeout=5m`,
+		ds.Name, ds.Namespace, field, ds.Name, ds.Namespace)
+}
+
+// failOn is an awk program that prints say and what of every input line matching cond (every
+// line when cond is empty) and exits 1 when any did: a check that passes on no such line.
+func failOn(cond, say, what string) string {
+	if say != "" {
+		what = fmt.Sprintf("%q %s", say, what)
+	}
+	return fmt.Sprintf("awk -F'|' '%s {print %s; bad=1} END {exit bad}'", cond, what)
+}
+
+// regexpQuote escapes the dots of a version or a group for grep -E and awk.
+func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", "\\.") }
 
 // CheckTypes returns every check type, sorted.
 func CheckTypes() []CheckType {

@@ -81,9 +81,11 @@ const (
 	CodeSourceEndOfLife              Code = "SOURCE_END_OF_LIFE"
 	CodeTargetEndOfLife              Code = "TARGET_END_OF_LIFE"
 	CodeEndOfLifeNotChecked          Code = "END_OF_LIFE_NOT_CHECKED"
-	CodeGatewayAPIMissing            Code = "GATEWAY_API_CRDS_MISSING"
-	CodeGatewayAPITooOld             Code = "GATEWAY_API_CRDS_TOO_OLD"
-	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
+	// CodeEndOfLifeUnknown details: minor, of ("running" or "target").
+	CodeEndOfLifeUnknown   Code = "END_OF_LIFE_UNKNOWN"
+	CodeGatewayAPIMissing  Code = "GATEWAY_API_CRDS_MISSING"
+	CodeGatewayAPITooOld   Code = "GATEWAY_API_CRDS_TOO_OLD"
+	CodeCRDOwnershipLegacy Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
 	// CodePDBBlocksDrain details: nodes (how many drains it holds), covers (the workloads it covers,
@@ -190,6 +192,7 @@ var codeHelp = map[Code]string{
 	CodeSourceEndOfLife:              "the running Istio minor is past its end of life",
 	CodeTargetEndOfLife:              "the target minor is past, or within 30 days of, its end of life",
 	CodeEndOfLifeNotChecked:          "no date was given, so end of life was not checked",
+	CodeEndOfLifeUnknown:             "the release data gives no end of life for a running or target minor, and none follows from the support policy yet: its support is unknown",
 	CodeGatewayAPIMissing:            "waypoints exist or ambient is used but the Gateway API CRDs are missing",
 	CodeGatewayAPITooOld:             "the Gateway API CRD bundle is older than the target is built against",
 	CodeCRDOwnershipLegacy:           "Istio CRDs lack Helm ownership metadata and need adopting before upgrading base",

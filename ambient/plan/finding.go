@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
@@ -42,7 +43,12 @@ type Finding struct {
 	// "node/pool-a-3"), when there is one.
 	Component string `json:"component,omitempty"`
 	Message   string `json:"message"`
-	Remedy    string `json:"remedy,omitempty"`
+	// Remedy says what to do, naming the caller's options as the library calls them
+	// (ReadinessOptions.Waypoint); RemedyOptions lists those options as data.
+	Remedy string `json:"remedy,omitempty"`
+	// RemedyOptions are the caller's options the remedy names, each as its text in Remedy, so that a
+	// program offering them under names of its own (command-line flags) can say those (RemedyWith).
+	RemedyOptions []RemedyOption `json:"remedyOptions,omitempty"`
 	// Related are other objects the finding concerns besides Object, sorted: the second object of a
 	// tag whose webhook configuration and Service disagree, what follows a tag with no istiod, ...
 	Related []mesh.ObjectRef `json:"related,omitempty"`
@@ -51,6 +57,39 @@ type Finding struct {
 	Details map[string]string `json:"details,omitempty"`
 	// Waived is true when the caller waived this finding's code.
 	Waived bool `json:"waived,omitempty"`
+}
+
+// RemedyOption is an option of a planner's caller that a finding's remedy names: Option is its name
+// as the library spells it ("ReadinessOptions.Waypoint", "BlueGreen.LocalStorage", "releases.LoadFile"),
+// Value the value the remedy sets ("evict"; "" when it names the option only). The remedy's text
+// holds it as Text says.
+type RemedyOption struct {
+	Option string `json:"option"`
+	Value  string `json:"value,omitempty"`
+}
+
+// Text is how a remedy names the option: "Option", or "Option: Value" with a value.
+func (o RemedyOption) Text() string {
+	if o.Value == "" {
+		return o.Option
+	}
+	return o.Option + ": " + o.Value
+}
+
+// RemedyWith returns the remedy with each option it names (RemedyOptions) replaced by what name
+// returns for it, a program's own name for it ("--local-storage evict"); an option name returns ""
+// for stays as the library names it.
+func (f Finding) RemedyWith(name func(RemedyOption) string) string {
+	r := f.Remedy
+	if name == nil {
+		return r
+	}
+	for _, o := range f.RemedyOptions {
+		if n := name(o); n != "" {
+			r = strings.ReplaceAll(r, o.Text(), n)
+		}
+	}
+	return r
 }
 
 // String prints "[blocking] CODE Kind ns/name: message".

@@ -36,7 +36,7 @@ func validateObject(o map[string]any, where string, bad func(string, ...any)) {
 
 func applyCommand(o map[string]any) string {
 	y, _ := yaml.Marshal(o)
-	return "kubectl apply --server-side --field-manager=ambientkit -f - <<'EOF'\n" + strings.TrimSpace(string(y)) + "\nEOF"
+	return "kubectl apply --server-side --field-manager=ambientkit --force-conflicts -f - <<'EOF'\n" + strings.TrimSpace(string(y)) + "\nEOF"
 }
 
 // KindApplyObject is the kind of steps whose action is Step.ApplyObject.
@@ -49,9 +49,12 @@ var applyObjectKind = kindSpec{
 		validateObject(s.ApplyObject.Object, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
-	node:     noNode,
-	summary:  noSummary,
-	timing:   noTiming,
+	failure: func(s *Step) string {
+		return "the object is as before or already changed (server-side apply changes it at once): run the step again, it applies the same fields"
+	},
+	node:    noNode,
+	summary: noSummary,
+	timing:  noTiming,
 	// action_apply_object.go: a GET to see whether the object already holds the plan's fields, then a
 	// server-side apply (patch; create when it does not exist).
 	permissions: func(s *Step, dry bool, n need) { n.apply(s.ApplyObject.Object, dry) },

@@ -15,8 +15,11 @@ var approvalKind = kindSpec{
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
 	commands: func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
-	node:     noNode,
-	summary:  noSummary,
+	failure: func(s *Step) string {
+		return "nothing after it runs until it is approved; to stop the run here, do not approve"
+	},
+	node:    noNode,
+	summary: noSummary,
 	timing: func(t *timing, _ *Step) {
 		t.approvals++
 		t.count("approval")

@@ -61,15 +61,17 @@ var backupKind = kindSpec{
 		b := s.Backup
 		var out []string
 		if b.File != "" {
+			mkdir := "mkdir -p " + shellWord(filepath.Dir(b.File))
 			if b.Namespace != "" {
-				return []string{fmt.Sprintf("(umask 077; kubectl get %s -n %s -o json > %s)", meshKindsCommand, b.Namespace, b.File)}
+				return []string{mkdir, fmt.Sprintf("(umask 077; kubectl get %s -n %s -o json > %s)", meshKindsCommand, b.Namespace, shellWord(b.File))}
 			}
 			var targets []string
 			for _, o := range b.Objects {
 				targets = append(targets, kubectlTarget(o.Object))
 			}
-			return []string{fmt.Sprintf("(umask 077; for o in %q; do kubectl get $o -o json; done > %s)", strings.Join(targets, `" "`), b.File)}
+			return []string{mkdir, fmt.Sprintf("(umask 077; for o in %q; do kubectl get $o -o json; done > %s)", strings.Join(targets, `" "`), shellWord(b.File))}
 		}
+		out = append(out, "mkdir -p backup")
 		if b.Namespace != "" {
 			out = append(out, fmt.Sprintf("kubectl get %s -n %s -o yaml > backup/%s.yaml", meshKindsCommand, b.Namespace, b.Namespace))
 		}
@@ -81,6 +83,9 @@ var backupKind = kindSpec{
 			out = append(out, fmt.Sprintf("kubectl get %s -o yaml > backup/%s.yaml", kubectlTarget(o.Object), backupFile(o.Object)))
 		}
 		return out
+	},
+	failure: func(s *Step) string {
+		return "nothing was deleted: the steps that delete wait for this backup; fix what stopped it (space, permissions, an object that is gone) and run it again"
 	},
 	node:    noNode,
 	summary: noSummary,

@@ -28,6 +28,14 @@ type NodeDrain struct {
 // srcEviction: a drain evicts through the pods/eviction subresource.
 const srcEviction = "k8s.io/api@v0.37.2 policy/v1 Eviction (POST pods/<name>/eviction)"
 
+// drainTimeout is the drain's bound in seconds, the executor's default (10 minutes) when it sets none.
+func drainTimeout(d *NodeDrain) int64 {
+	if d.TimeoutSeconds > 0 {
+		return d.TimeoutSeconds
+	}
+	return 600
+}
+
 // KindDrain is the kind of steps whose action is Step.Drain.
 const KindDrain Kind = "Drain"
 
@@ -43,13 +51,21 @@ var drainKind = kindSpec{
 	commands: func(s *Step) []string {
 		d := s.Drain
 		if d.AmbientOnly {
-			return []string{"# evict only the pods ambient captures on " + d.Node + " (usually none); list them with:",
-				"kubectl get pods -A --field-selector spec.nodeName=" + d.Node + " -o wide  # ambient namespaces, not istio.io/dataplane-mode=none, no sidecar"}
+			// kubectl drain evicts every pod; kubectl has no command to evict some, so the Eviction
+			// API is called as kubectl drain calls it (POST pods/<name>/eviction), for the pods
+			// istio-cni marked captured, and each eviction is waited for.
+			return []string{"# evict only the pods ambient captures on " + d.Node + " (istio-cni marks them ambient.istio.io/redirection=enabled; usually there are none), through the Eviction API as kubectl drain does",
+				fmt.Sprintf(`kubectl get pods -A --field-selector spec.nodeName=%s -o jsonpath='%s' | while read -r ns pod; do `+
+					`printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"namespace":"%%s","name":"%%s"}}' "$ns" "$pod" | kubectl create --raw "/api/v1/namespaces/$ns/pods/$pod/eviction" -f - >/dev/null && `+
+					`kubectl wait --for=delete "pod/$pod" -n "$ns" --timeout=%ds || exit 1; done`,
+					d.Node, rangeItems(`?(@.metadata.annotations.ambient\.istio\.io/redirection=="enabled")`, "{.metadata.namespace} {.metadata.name}"), drainTimeout(d))}
+		}
+		var out []string
+		if d.KeepJobs {
+			out = append(out, "# wait until the pods of running Jobs on "+d.Node+" have finished (the drain does not stop their work), then drain",
+				fmt.Sprintf("until [ -z \"$(kubectl get pods -A -l job-name --field-selector spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed -o name)\" ]; do sleep 10; done", d.Node))
 		}
 		c := "kubectl drain " + d.Node
-		if d.KeepJobs {
-			c = "# wait for the pods of running Jobs on " + d.Node + " to finish first (kubectl get pods -A --field-selector spec.nodeName=" + d.Node + "), then:\n" + c
-		}
 		if d.IgnoreDaemonSets {
 			c += " --ignore-daemonsets"
 		}
@@ -59,7 +75,11 @@ var drainKind = kindSpec{
 		if d.TimeoutSeconds > 0 {
 			c += fmt.Sprintf(" --timeout=%ds", d.TimeoutSeconds)
 		}
-		return []string{c}
+		return append(out, c)
+	},
+	failure: func(s *Step) string {
+		return fmt.Sprintf("%s stays cordoned, with the pods not yet evicted still on it (the eviction names the PodDisruptionBudget that refused one): "+
+			"fix that (scale the workload up, relax the budget) and drain again, or give the node back with `kubectl uncordon %s`", s.Drain.Node, s.Drain.Node)
 	},
 	node:    func(s *Step) string { return s.Drain.Node },
 	summary: noSummary,

@@ -100,17 +100,7 @@ func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any))
 // helmCommand renders helm install/upgrade with the chart's source, version and every value, so that
 // the command, copied into a shell, sets exactly the plan's values (see SetFlags).
 func helmCommand(verb string, h *HelmRelease) string {
-	chart := h.Chart.Path
-	switch {
-	case h.Chart.Repository != "":
-		chart = h.Chart.Name + " --repo " + h.Chart.Repository
-	case h.Chart.OCI != "":
-		chart = strings.TrimSuffix(h.Chart.OCI, "/")
-	}
-	c := fmt.Sprintf("helm %s %s %s -n %s", verb, h.Release, chart, h.Namespace)
-	if h.Chart.Version != "" && h.Chart.Path == "" {
-		c += " --version " + h.Chart.Version
-	}
+	c := fmt.Sprintf("helm %s %s %s -n %s", verb, h.Release, helmChartArgs(h.Chart), h.Namespace)
 	if h.ReuseValues {
 		c += " --reuse-values"
 	}
@@ -121,6 +111,25 @@ func helmCommand(verb string, h *HelmRelease) string {
 		c += " --wait"
 	}
 	return c
+}
+
+// helmChartArgs names a chart to helm: a local folder by its path, a repository chart by its name
+// and --repo, an OCI chart by its reference, the last two with --version.
+func helmChartArgs(c ChartRef) string {
+	switch {
+	case c.Repository != "":
+		return c.Name + " --repo " + c.Repository + versionFlag(c.Version)
+	case c.OCI != "":
+		return strings.TrimSuffix(c.OCI, "/") + versionFlag(c.Version)
+	}
+	return shellWord(c.Path)
+}
+
+func versionFlag(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " --version " + v
 }
 
 // SetFlags renders nested values as the helm flags that set exactly them, one flag per leaf, sorted

@@ -1,5 +1,7 @@
 package plan
 
+import "fmt"
+
 // KindHelmInstall is the kind of steps whose action is Step.HelmInstall.
 const KindHelmInstall Kind = "HelmInstall"
 
@@ -10,7 +12,11 @@ var helmInstallKind = kindSpec{
 		validateHelmRelease(s.HelmInstall, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
-	node:     noNode,
+	failure: func(s *Step) string {
+		h := s.HelmInstall
+		return fmt.Sprintf("Helm may leave release %s failed (`helm status %s -n %s`): undo it, fix the cause and run the step again", h.Release, h.Release, h.Namespace)
+	},
+	node: noNode,
 	summary: func(s *Step) (summaryRow, bool) {
 		h := s.HelmInstall
 		how := "install"

@@ -29,6 +29,10 @@ var helmRollbackKind = kindSpec{
 		r := s.HelmRollback
 		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
 	},
+	failure: func(s *Step) string {
+		r := s.HelmRollback
+		return fmt.Sprintf("release %s stays at the revision it was at (`helm history %s -n %s`): fix the cause and run it again", r.Release, r.Release, r.Namespace)
+	},
 	node: noNode,
 	summary: func(s *Step) (summaryRow, bool) {
 		r := s.HelmRollback

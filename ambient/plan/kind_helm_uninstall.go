@@ -31,6 +31,10 @@ var helmUninstallKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
 	},
+	failure: func(s *Step) string {
+		u := s.HelmUninstall
+		return fmt.Sprintf("release %s may be partly removed (`helm status %s -n %s`): run the step again", u.Release, u.Release, u.Namespace)
+	},
 	node: noNode,
 	summary: func(s *Step) (summaryRow, bool) {
 		h := s.HelmUninstall

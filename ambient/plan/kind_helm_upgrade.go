@@ -1,5 +1,7 @@
 package plan
 
+import "fmt"
+
 // KindHelmUpgrade is the kind of steps whose action is Step.HelmUpgrade.
 const KindHelmUpgrade Kind = "HelmUpgrade"
 
@@ -10,7 +12,11 @@ var helmUpgradeKind = kindSpec{
 		validateHelmRelease(s.HelmUpgrade, where, bad)
 	},
 	commands: func(s *Step) []string { return []string{helmCommand("upgrade", s.HelmUpgrade)} },
-	node:     noNode,
+	failure: func(s *Step) string {
+		h := s.HelmUpgrade
+		return fmt.Sprintf("Helm records a failed revision of %s and its objects may be partly changed (`helm history %s -n %s`): fix the cause and run the step again, or undo it", h.Release, h.Release, h.Namespace)
+	},
+	node: noNode,
 	summary: func(s *Step) (summaryRow, bool) {
 		h := s.HelmUpgrade
 		how := "upgrade"

@@ -1,6 +1,11 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
 
 // TagMove points a revision tag at another revision: it re-renders the tag's webhook configuration
 // (and, from Istio 1.28, its Service).
@@ -12,9 +17,13 @@ type TagMove struct {
 	Namespace string `json:"namespace"`
 	// Objects are the rendered objects the move applies (webhook configuration, Service).
 	Objects []map[string]any `json:"objects,omitempty"`
-	// ChartVersion is the istiod chart version whose revision-tags templates render the objects; the
-	// runbook's helm template command names it. Empty in plans made before it was recorded.
+	// ChartVersion is the istiod chart version whose revision-tags templates render the objects.
+	// Empty in plans made before it was recorded.
 	ChartVersion string `json:"chartVersion,omitempty"`
+	// Chart is that istiod chart from the caller's chart source (a folder, a mirror or an OCI
+	// registry), which the runbook's helm template command renders the tag from; zero when the
+	// planner was given no chart source, and the runbook applies Objects with kubectl instead.
+	Chart ChartRef `json:"chart,omitzero"`
 }
 
 // KindMoveTag is the kind of steps whose action is Step.MoveTag.
@@ -31,26 +40,9 @@ var moveTagKind = kindSpec{
 			validateObject(o, where, bad)
 		}
 	},
-	commands: func(s *Step) []string {
-		m := s.MoveTag
-		out := []string{fmt.Sprintf("istioctl tag set %s --revision %s --overwrite -n %s", m.Tag, m.To, m.Namespace)}
-		// The revision-tags-svc.yaml template exists only from Istio 1.28 (istio/istio@1.28.0:
-		// manifests/charts/istio-control/istio-discovery/templates/revision-tags-svc.yaml), the same
-		// release from which the rendered objects include the tag Service.
-		templates := "-s templates/revision-tags-mwc.yaml"
-		for _, o := range m.Objects {
-			if k, _ := o["kind"].(string); k == "Service" {
-				templates += " -s templates/revision-tags-svc.yaml"
-				break
-			}
-		}
-		version := ""
-		if m.ChartVersion != "" {
-			version = " --version " + m.ChartVersion
-		}
-		out = append(out, fmt.Sprintf("# or, with Helm: helm template istiod istio/istiod%s %s --set revisionTags=\"{%s}\" --set revision=%s -n %s | kubectl apply -f -",
-			version, templates, m.Tag, m.To, m.Namespace))
-		return out
+	commands: func(s *Step) []string { return moveTagCommands(s.MoveTag) },
+	failure: func(s *Step) string {
+		return "the tag points at either revision (the check says which) and nothing was restarted: run the step again, or undo it"
 	},
 	node: noNode,
 	summary: func(s *Step) (summaryRow, bool) {
@@ -65,4 +57,32 @@ var moveTagKind = kindSpec{
 		}
 	},
 	release: noRelease,
+}
+
+// moveTagCommands render the tag as the istiod chart's revision-tags templates do, from the
+// caller's chart source, and apply it; without a chart source they apply the plan's rendered
+// objects, as the executor does. istioctl's equivalent is given as a comment: the commands need
+// kubectl and helm only.
+func moveTagCommands(m *TagMove) []string {
+	istioctl := fmt.Sprintf("# with istioctl: istioctl tag set %s --revision %s --overwrite -n %s", m.Tag, m.To, m.Namespace)
+	if m.Chart.Name == "" {
+		docs := make([]string, 0, len(m.Objects))
+		for _, o := range m.Objects {
+			y, _ := yaml.Marshal(o)
+			docs = append(docs, strings.TrimSpace(string(y)))
+		}
+		return []string{istioctl, "kubectl apply --server-side --field-manager=ambientkit --force-conflicts -f - <<'EOF'\n" + strings.Join(docs, "\n---\n") + "\nEOF"}
+	}
+	// The revision-tags-svc.yaml template exists only from Istio 1.28 (istio/istio@1.28.0:
+	// manifests/charts/istio-control/istio-discovery/templates/revision-tags-svc.yaml), the same
+	// release from which the rendered objects include the tag Service.
+	templates := "-s templates/revision-tags-mwc.yaml"
+	for _, o := range m.Objects {
+		if k, _ := o["kind"].(string); k == "Service" {
+			templates += " -s templates/revision-tags-svc.yaml"
+			break
+		}
+	}
+	return []string{istioctl, fmt.Sprintf("helm template istiod %s %s --set revisionTags=\"{%s}\" --set revision=%s -n %s | kubectl apply --server-side --field-manager=ambientkit --force-conflicts -f -",
+		helmChartArgs(m.Chart), templates, m.Tag, m.To, m.Namespace)}
 }

@@ -62,10 +62,10 @@ var reinjectKind = kindSpec{
 			args = append(args, k+"-")
 		}
 		out := []string{fmt.Sprintf("kubectl label --overwrite namespace %s %s", r.Namespace, strings.Join(args, " "))}
-		for _, w := range r.Workloads {
-			out = append(out, fmt.Sprintf("kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace))
-		}
-		return out
+		return append(out, restartCommands(r.Workloads, r.BatchSize)...)
+	},
+	failure: func(s *Step) string {
+		return "the labels may be set and some workloads restarted; a rollout that does not finish keeps its old pods serving (`kubectl rollout status` names it): fix it and run the step again"
 	},
 	node:    noNode,
 	summary: noSummary,

@@ -13,6 +13,25 @@ type Restart struct {
 	BatchSize int              `json:"batchSize,omitempty"`
 }
 
+// restartCommands restart the workloads batch by batch, each batch waited for until it rolled out,
+// as the executor does.
+func restartCommands(ws []mesh.ObjectRef, batch int) []string {
+	if batch <= 0 {
+		batch = 1
+	}
+	var out []string
+	for i := 0; i < len(ws); i += batch {
+		part := ws[i:min(i+batch, len(ws))]
+		for _, w := range part {
+			out = append(out, fmt.Sprintf("kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace))
+		}
+		for _, w := range part {
+			out = append(out, fmt.Sprintf("kubectl rollout status %s/%s -n %s --timeout=10m", strings.ToLower(w.Kind), w.Name, w.Namespace))
+		}
+	}
+	return out
+}
+
 // KindRestart is the kind of steps whose action is Step.Restart.
 const KindRestart Kind = "Restart"
 
@@ -34,12 +53,9 @@ var restartKind = kindSpec{
 			bad("%s: restart.batchSize is negative", where)
 		}
 	},
-	commands: func(s *Step) []string {
-		var out []string
-		for _, w := range s.Restart.Workloads {
-			out = append(out, fmt.Sprintf("kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace))
-		}
-		return out
+	commands: func(s *Step) []string { return restartCommands(s.Restart.Workloads, s.Restart.BatchSize) },
+	failure: func(s *Step) string {
+		return "some workloads may be restarted and some not; a rollout that does not finish keeps its old pods serving (`kubectl rollout status` names it): fix it and run the step again, or `kubectl rollout undo` it"
 	},
 	node:    noNode,
 	summary: noSummary,

@@ -49,6 +49,9 @@ var restoreKind = kindSpec{
 		}
 		return out
 	},
+	failure: func(s *Step) string {
+		return "some objects may be restored and some not: run the step again (it applies them again)"
+	},
 	node:    noNode,
 	summary: noSummary,
 	timing:  noTiming,

@@ -19,10 +19,17 @@ var waitForKind = kindSpec{
 		}
 	},
 	commands: func(s *Step) []string {
-		if c := CheckCommand(s.WaitFor.Check); c != "" {
-			return []string{c}
+		c := CheckCommand(s.WaitFor.Check)
+		switch {
+		case c == "":
+			return nil
+		case !waits(c):
+			c = "until " + c + "; do sleep 5; done"
 		}
-		return nil
+		return []string{c}
+	},
+	failure: func(s *Step) string {
+		return "this step changes nothing: what it waits for did not come in time; find out why with its command, fix it and wait again (the steps before it stay done)"
 	},
 	node:    noNode,
 	summary: noSummary,

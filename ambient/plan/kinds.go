@@ -16,6 +16,9 @@ type kindSpec struct {
 	validate func(s *Step, where string, bad func(string, ...any))
 	// commands are the helm and kubectl commands that do the step by hand.
 	commands func(s *Step) []string
+	// failure says what a failed step of the kind leaves behind and what to do about it, for the
+	// runbook's "if it fails" line.
+	failure func(s *Step) string
 	// node names the node the step's action works on, "" when it works on none (noNode): Step.Node.
 	node func(s *Step) string
 	// summary is the step's part of the row of the component it changes in the runbook's "What

@@ -14,9 +14,39 @@ type MarkdownOptions struct {
 	// Full renders every step on its own, with every command, as the plan's YAML and JSON hold them:
 	// the runbook of a 1,000-node upgrade then runs to tens of thousands of lines. Without it, the
 	// steps many nodes go through alike are rendered once, as a wave template with a table of the
-	// nodes, and long command lists are cut after a few.
+	// nodes (sets of fewer than eight nodes are always rendered step by step), and long command
+	// lists are cut after a few.
 	Full bool
+	// FullFlag is how a reader of a runbook whose long command lists are cut asks for all of them
+	// (a program's flag, "--full"); empty means "MarkdownOptions{Full: true}".
+	FullFlag string
+	// Probes say what the probes health gates ask look at, by probe name (ProbeDoc), so each gate
+	// names its signals, threshold and the commands that show them by hand. The program that runs
+	// the plan registers the probes, so it describes them; a gate whose probe is not described says
+	// that the caller's probe decides.
+	Probes map[string]ProbeDoc
+	// Resume is the command that continues the plan after a failed step (the program's own:
+	// "upgrade --resume --plan-file p.yaml"), named once in the header; empty leaves it out.
+	Resume string
+	// OptionName gives a program's own name for a caller's option a finding's remedy names (a flag,
+	// "--local-storage evict"), so that the runbook says what its reader types (Finding.RemedyWith);
+	// nil, or "" for an option, keeps the library's name.
+	OptionName func(RemedyOption) string
 }
+
+// ProbeDoc describes, for the runbook, a probe that health gates ask.
+type ProbeDoc struct {
+	// What says what the probe looks at: the signals, how they are read and the threshold at which
+	// it says unhealthy.
+	What string
+	// Commands show the same signals by hand; each exits non-zero when the probe would say
+	// unhealthy.
+	Commands []string
+}
+
+// minTemplateNodes is the fewest nodes whose wave steps the runbook renders once, as a template:
+// the steps of fewer nodes read shorter one by one, and are run by hand as written.
+const minTemplateNodes = 8
 
 // maxCommands is how many commands of a step the runbook shows without MarkdownOptions.Full.
 const maxCommands = 8
@@ -36,11 +66,16 @@ func RenderMarkdown(w io.Writer, p *Plan) error { return RenderMarkdownWith(w, p
 func RenderMarkdownWith(w io.Writer, p *Plan, opts MarkdownOptions) error {
 	var b strings.Builder
 	all := waveSets(p.Steps)
-	renderHeader(&b, p)
+	if opts.OptionName != nil {
+		p = withRemedies(p, opts.OptionName)
+	}
+	renderHeader(&b, p, opts)
 	renderSummary(&b, p, all)
-	sets := all
-	if opts.Full {
-		sets = nil
+	var sets []waveSet
+	for _, ws := range all {
+		if !opts.Full && ws.nodeCount() >= minTemplateNodes {
+			sets = append(sets, ws)
+		}
 	}
 	if len(p.Steps) > 0 {
 		fmt.Fprintf(&b, "## Steps (%d)\n\n", len(p.Steps))
@@ -48,12 +83,12 @@ func RenderMarkdownWith(w io.Writer, p *Plan, opts MarkdownOptions) error {
 	next := 0
 	for i := 0; i < len(p.Steps); {
 		if next < len(sets) && sets[next].start == i {
-			renderWaveSet(&b, p, sets[next], all)
+			renderWaveSet(&b, p, sets[next], all, opts)
 			i = sets[next].end
 			next++
 			continue
 		}
-		renderStep(&b, fmt.Sprintf("%d. ", i+1), &p.Steps[i], stepView{full: opts.Full, previous: previousID(p.Steps, i)})
+		renderStep(&b, fmt.Sprintf("%d. ", i+1), &p.Steps[i], stepView{opts: opts, previous: previousID(p.Steps, i)})
 		i++
 	}
 	_, err := io.WriteString(w, b.String())
@@ -67,8 +102,22 @@ func previousID(steps []Step, i int) string {
 	return steps[i-1].ID
 }
 
-func renderHeader(b *strings.Builder, p *Plan) {
+// withRemedies returns a copy of the plan whose findings name the caller's options as name says.
+func withRemedies(p *Plan, name func(RemedyOption) string) *Plan {
+	cp := *p
+	cp.Findings = make([]Finding, len(p.Findings))
+	for i, f := range p.Findings {
+		f.Remedy = f.RemedyWith(name)
+		cp.Findings[i] = f
+	}
+	return &cp
+}
+
+func renderHeader(b *strings.Builder, p *Plan, opts MarkdownOptions) {
 	fmt.Fprintf(b, "# %s\n\n", p.Metadata.Name)
+	if p.Metadata.Source != "" {
+		fmt.Fprintf(b, "- source: **%s**\n", SourceText(p.Metadata.Source))
+	}
 	fmt.Fprintf(b, "- operation: `%s`\n", p.Metadata.Operation)
 	if !p.Metadata.From.IsZero() || !p.Metadata.To.IsZero() {
 		fmt.Fprintf(b, "- versions: %s → %s\n", p.Metadata.From, p.Metadata.To)
@@ -81,12 +130,67 @@ func renderHeader(b *strings.Builder, p *Plan) {
 		}
 		fmt.Fprintf(b, "- options: `%s`\n", strings.Join(opts, " "))
 	}
-	if p.Runnable() {
+	switch why := NotRunnable(p); {
+	case len(why) > 0:
+		fmt.Fprintf(b, "- status: **not runnable**: %s; see what needs a person below\n", strings.Join(why, "; "))
+	case len(p.Steps) == 0:
+		b.WriteString("- status: **nothing to do**: the plan has no steps\n")
+	default:
 		b.WriteString("- status: **ready to apply** once reviewed\n")
-	} else {
-		b.WriteString("- status: **not runnable**: see what needs a person below\n")
+	}
+	if len(p.Steps) > 0 && opts.Resume != "" {
+		fmt.Fprintf(b, "- if a step fails: the step says what it leaves behind and what to do; the steps before it stay done; once fixed, continue the run with `%s` (it skips what is done)\n", opts.Resume)
 	}
 	b.WriteString("\n")
+}
+
+// NotRunnable says why the plan cannot run, one reason each ("waivable finding `PDB_BLOCKS_DRAIN`
+// stops it until waived (or fixed)"); none when it can (Runnable).
+func NotRunnable(p *Plan) []string {
+	var out []string
+	var blocking, waivable []string
+	for _, f := range Stopping(p.Findings) {
+		if f.Severity == Blocking {
+			blocking = appendNew(blocking, "`"+string(f.Code)+"`")
+		} else {
+			waivable = appendNew(waivable, "`"+string(f.Code)+"`")
+		}
+	}
+	findings := func(n int) string {
+		if n == 1 {
+			return "finding"
+		}
+		return "findings"
+	}
+	if len(blocking) > 0 {
+		what := "fix the cause, then plan again"
+		if len(p.Steps) == 0 {
+			what += " (the plan has no steps until then)"
+		}
+		out = append(out, fmt.Sprintf("blocking %s %s stop it: %s", findings(len(blocking)), strings.Join(blocking, ", "), what))
+	}
+	if len(waivable) > 0 {
+		out = append(out, fmt.Sprintf("waivable %s %s stop it until waived or fixed", findings(len(waivable)), strings.Join(waivable, ", ")))
+	}
+	var blocked []string
+	for _, s := range p.Steps {
+		if s.Blocked != "" {
+			blocked = append(blocked, "`"+s.ID+"`")
+		}
+	}
+	if len(blocked) > 0 {
+		out = append(out, fmt.Sprintf("%s blocked: %s", plural(len(blocked), "step is", "steps are"), ListSome(blocked, 3)))
+	}
+	return out
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 // RenderFindings writes findings as a Markdown section, "None." when there are none. A code found on
@@ -182,7 +286,7 @@ func cell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|"
 
 // stepView says how renderStep shows a step.
 type stepView struct {
-	full bool
+	opts MarkdownOptions
 	// previous is the ID of the step before it: a dependency on it alone goes unsaid.
 	previous string
 	// template steps stand for many nodes: their dependencies and what may hold them are the
@@ -220,7 +324,7 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		items = append(items, "after: `"+strings.Join(s.DependsOn, "`, `")+"`")
 	}
 	for _, c := range s.Preconditions {
-		items = append(items, "before: "+c.Description)
+		items = append(items, withCommand("before: "+c.Description, CheckCommand(c)))
 	}
 	if s.WaitFor != nil {
 		wait := "waits for: "
@@ -229,15 +333,17 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		}
 		items = append(items, wait+s.WaitFor.Check.Description)
 	}
-	if s.HealthGate != nil && s.HealthGate.SettleSeconds > 0 {
-		items = append(items, fmt.Sprintf("lets the mesh settle %s, then asks probe %q", seconds(s.HealthGate.SettleSeconds), s.HealthGate.Probe))
-	}
 	if s.Verify != nil {
 		for _, c := range s.Verify.Checks {
 			items = append(items, "checks: "+c.Description)
 		}
 	}
 	cmds := Commands(s)
+	if g := s.HealthGate; g != nil {
+		item, probeCmds := healthGateText(g, v.opts.Probes)
+		items = append(items, item)
+		cmds = probeCmds
+	}
 	if comments(cmds) {
 		// Nothing to type: a health gate or a pause says what a person checks.
 		for _, c := range cmds {
@@ -246,7 +352,7 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		cmds = nil
 	}
 	writeItems(b, items)
-	writeCommands(b, cmds, v.full)
+	writeCommands(b, cmds, v.opts)
 	items = nil
 	if s.Drain != nil && !v.template {
 		for _, h := range s.Drain.MayHold {
@@ -257,15 +363,16 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		items = append(items, "note: "+n)
 	}
 	for _, c := range s.Postconditions {
-		item := "verify: " + c.Description
-		if cmd := CheckCommand(c); cmd != "" {
-			item += " (`" + cmd + "`)"
-		}
-		items = append(items, item)
+		items = append(items, withCommand("verify: "+c.Description, CheckCommand(c)))
+	}
+	failure := ""
+	if spec, ok := specOf(s.Kind()); ok {
+		failure = "if it fails: " + spec.failure(s)
 	}
 	var undo []string
 	switch {
 	case s.Rollback != nil:
+		items = appendNonEmpty(items, failure)
 		undo = Commands(s.Rollback)
 		if len(undo) == 1 && !strings.Contains(undo[0], "\n") {
 			items = append(items, fmt.Sprintf("undo: %s (`%s`)", s.Rollback.Description, undo[0]))
@@ -273,12 +380,45 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		} else {
 			items = append(items, "undo: "+s.Rollback.Description)
 		}
+	case mutates(s) && failure != "":
+		items = append(items, failure+"; undo: no automatic rollback for this step")
 	case mutates(s):
 		items = append(items, "undo: no automatic rollback for this step")
+	default:
+		items = appendNonEmpty(items, failure)
 	}
 	writeItems(b, items)
-	writeCommands(b, undo, v.full)
+	writeCommands(b, undo, v.opts)
 	b.WriteString("\n")
+}
+
+func appendNonEmpty(items []string, s string) []string {
+	if s == "" {
+		return items
+	}
+	return append(items, s)
+}
+
+// withCommand puts a check's command after its item, in backquotes, when it has one.
+func withCommand(item, cmd string) string {
+	if cmd == "" {
+		return item
+	}
+	return item + " (`" + cmd + "`)"
+}
+
+// healthGateText says what a health gate waits for and asks, naming what its probe looks at when
+// the caller described it, and returns the commands that show the same by hand.
+func healthGateText(g *HealthGate, probes map[string]ProbeDoc) (string, []string) {
+	item := fmt.Sprintf("asks probe %q whether the mesh is healthy after %s", g.Probe, g.Scope)
+	if g.SettleSeconds > 0 {
+		item = fmt.Sprintf("lets the mesh settle %s, then asks probe %q whether the mesh is healthy after %s", seconds(g.SettleSeconds), g.Probe, g.Scope)
+	}
+	doc, ok := probes[g.Probe]
+	if !ok {
+		return item + "; the probe is the caller's, and the plan does not say what it looks at", nil
+	}
+	return item + ": " + doc.What, doc.Commands
 }
 
 // comments reports whether every command is a shell comment on one line.
@@ -297,14 +437,14 @@ func writeItems(b *strings.Builder, items []string) {
 	}
 }
 
-// writeCommands writes commands as a shell block; without full, at most maxCommands of them.
-func writeCommands(b *strings.Builder, cmds []string, full bool) {
+// writeCommands writes commands as a shell block; without opts.Full, at most maxCommands of them.
+func writeCommands(b *strings.Builder, cmds []string, opts MarkdownOptions) {
 	if len(cmds) == 0 {
 		return
 	}
 	b.WriteString("```sh\n")
 	shown := cmds
-	if !full && len(cmds) > maxCommands {
+	if !opts.Full && len(cmds) > maxCommands {
 		shown = cmds[:maxCommands-2]
 	}
 	for _, c := range shown {
@@ -312,7 +452,11 @@ func writeCommands(b *strings.Builder, cmds []string, full bool) {
 		b.WriteString("\n")
 	}
 	if len(shown) < len(cmds) {
-		fmt.Fprintf(b, "# ... and %d more like these (every command: MarkdownOptions{Full: true}, or the plan's YAML)\n", len(cmds)-len(shown))
+		full := opts.FullFlag
+		if full == "" {
+			full = "MarkdownOptions{Full: true}"
+		}
+		fmt.Fprintf(b, "# ... and %d more like these (every command: %s, or the plan's YAML)\n", len(cmds)-len(shown), full)
 	}
 	b.WriteString("```\n")
 }

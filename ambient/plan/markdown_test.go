@@ -18,7 +18,7 @@ func render(t *testing.T, p *plan.Plan, opts plan.MarkdownOptions) string {
 }
 
 func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
-	nodes := names("pool-a", 7)
+	nodes := names("pool-a", 8)
 	p := nodeWaves(nodes, 3, func(n string, s []plan.Step) {
 		s[0].Cordon.Pool = "a"
 		if n == "pool-a-4" {
@@ -37,16 +37,16 @@ func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
 	}{
 		{name: "by default the template comes once and each wave gets a row",
 			want: []string{
-				"### 2–25. `z/node/{node}/…` · 7 nodes in 3 waves",
+				"### 2–28. `z/node/{node}/…` · 8 nodes in 3 waves",
 				"| 1 | pool-a-0, pool-a-1, pool-a-2 | a 3 | – | – |",
 				"| 2 | pool-a-3, pool-a-4, pool-a-5 | a 3 | `drain` B (pool-a-4) | StatefulSet shop/db: restarts elsewhere with the same identity (pool-a-4); finding `PDB_BLOCKS_DRAIN` (pool-a-4) |",
-				"#### variant B, 1 of 7 nodes: `z/node/{node}/drain` · Drain · risk medium",
+				"#### variant B, 1 of 8 nodes: `z/node/{node}/drain` · Drain · risk medium",
 				"- differs from A: risk medium",
 				"#### after each wave: `z/batch/{n}/health` · HealthGate · risk none",
 				"kubectl drain {node} --ignore-daemonsets --timeout=600s",
-				"| 3 | pool-a-6 | a 1 | – | – |",
-				"| 7 nodes (`z/node/{node}/…`) | – | – | cordon → drain → uncordon, in 3 waves | high |",
-				"| 2 | z | 24 | 7 nodes in 3 waves | 7× drain ≤ 10m, 3× health gate 30s | 1m30s | 1h11m |",
+				"| 3 | pool-a-6, pool-a-7 | a 2 | – | – |",
+				"| 8 nodes (`z/node/{node}/…`) | – | – | cordon → drain → uncordon, in 3 waves | high |",
+				"| 2 | z | 27 | 8 nodes in 3 waves | 8× drain ≤ 10m, 3× health gate 30s | 1m30s | 1h21m |",
 				"- waivable finding `PDB_BLOCKS_DRAIN` on PodDisruptionBudget shop/db: waive the code or fix it (relax it)",
 			},
 			wantOnce: []string{"#### `z/node/{node}/cordon`", "kubectl cordon {node}"},
@@ -101,6 +101,14 @@ func TestMarkdownSummaryTellsWhatChangesAndWhatNeedsAPerson(t *testing.T) {
 	)
 }
 
+func TestTheWaveStepsOfFewerThanEightNodesAreRenderedOneByOne(t *testing.T) {
+	md := render(t, nodeWaves(names("n", 7), 3, nil), plan.MarkdownOptions{})
+	containsAll(t, md, "### 3. `z/node/n-0/drain` · Drain · risk high", "kubectl drain n-6 --ignore-daemonsets --timeout=600s")
+	if strings.Contains(md, "`z/node/{node}/drain`") {
+		t.Errorf("a runbook of 7 nodes should name every node, not a template:\n%s", md)
+	}
+}
+
 func TestMarkdownCutsLongCommandListsUnlessFull(t *testing.T) {
 	p := samplePlan()
 	var ws []mesh.ObjectRef
@@ -109,8 +117,8 @@ func TestMarkdownCutsLongCommandListsUnlessFull(t *testing.T) {
 	}
 	p.Steps = append(p.Steps, plan.Step{ID: "tags/prod/restart", Description: "restart", Risk: plan.RiskMedium, Restart: &plan.Restart{Workloads: ws}})
 	short, full := render(t, p, plan.MarkdownOptions{}), render(t, p, plan.MarkdownOptions{Full: true})
-	if strings.Contains(short, "deployment/app-19 ") || !strings.Contains(short, "# ... and 14 more like these") {
-		t.Errorf("the default runbook should show 6 restarts and count the rest:\n%s", short)
+	if strings.Contains(short, "deployment/app-19 ") || !strings.Contains(short, "# ... and 34 more like these") {
+		t.Errorf("the default runbook should show 6 commands (3 restarts, each waited for) and count the rest:\n%s", short)
 	}
 	if !strings.Contains(full, "kubectl rollout restart deployment/app-19 -n shop") {
 		t.Errorf("the full runbook should show every restart:\n%s", full)
@@ -132,8 +140,8 @@ func TestFindingsOfOneCodeOnManyObjectsShareARow(t *testing.T) {
 }
 
 func TestAStepThatMerelyFollowsTheOnlyWaveIsNotTheWaves(t *testing.T) {
-	md := render(t, nodeWaves(names("n", 3), 3, nil), plan.MarkdownOptions{})
-	containsAll(t, md, "### 2–10. `z/node/{node}/…` · 3 nodes", "### 11. `z/batch/1/health` · HealthGate · risk none")
+	md := render(t, nodeWaves(names("n", 8), 8, nil), plan.MarkdownOptions{})
+	containsAll(t, md, "### 2–25. `z/node/{node}/…` · 8 nodes", "### 26. `z/batch/1/health` · HealthGate · risk none")
 	if strings.Contains(md, "after each wave") {
 		t.Errorf("a set of one wave has no steps after each wave:\n%s", md)
 	}

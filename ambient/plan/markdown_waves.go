@@ -81,7 +81,7 @@ func stepKey(s Step) string {
 	return string(b)
 }
 
-func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet) {
+func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet, opts MarkdownOptions) {
 	steps := p.Steps
 	sl := slotsOf(steps, ws)
 	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.name), ws.summary())
@@ -97,7 +97,7 @@ func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet) {
 			if x.shown > 1 {
 				label = fmt.Sprintf("variant %s, %d of %d nodes: ", x.variants[v].label, len(x.variants[v].nodes), total)
 			}
-			view := stepView{template: true}
+			view := stepView{opts: opts, template: true}
 			if v > 0 {
 				view.differs = "differs from A: " + strings.Join(stepDiff(&x.variants[0].rep, &x.variants[v].rep), "; ")
 			}
@@ -106,7 +106,7 @@ func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet) {
 	}
 	if trail := trailTemplate(steps, ws); len(trail) > 0 {
 		for i := range trail {
-			renderStep(b, "after each wave: ", &trail[i], stepView{template: true})
+			renderStep(b, "after each wave: ", &trail[i], stepView{opts: opts, template: true})
 		}
 	}
 	renderWaveTiming(b, steps, ws)

@@ -38,6 +38,11 @@ type Metadata struct {
 	To   mesh.Version `json:"to,omitzero"`
 	// Options echo the options the planner was called with, as strings, for the reviewer.
 	Options map[string]string `json:"options,omitempty"`
+	// Source says where the snapshot the plan was made from was read, as the program that planned
+	// recorded it (see SourceText): "live:<context>@<server>", "offline:<folder>", or "demo" for the
+	// embedded demo mesh, which is no cluster. Empty when the caller did not say. Planners do not set
+	// it: they see the snapshot only.
+	Source string `json:"source,omitempty"`
 }
 
 // New returns an empty plan with apiVersion and kind set.

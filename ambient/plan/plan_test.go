@@ -106,8 +106,8 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	containsAll(t, b.String(),
-		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts -n istio-system --version 1.31.4 --set defaultRevision=1-30-3 --set n=2",
-		"helm ls -n istio-system --filter '^istio-base$'",
+		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts --version 1.31.4 -n istio-system --set defaultRevision=1-30-3 --set n=2",
+		"helm get metadata istio-base -n istio-system | awk",
 		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
 		"helm uninstall istiod-1-30-3 -n istio-system",
 		"kubectl drain a --ignore-daemonsets --timeout=600s",

@@ -1,27 +1,22 @@
 // Command bluegreen-ztunnel replaces the ztunnel of an Istio ambient mesh by node pool
 // (ztunnel.BlueGreenZtunnel): it plans, prints the runbook, asks for confirmation and applies it with
 // progress: blue nodes moved of all, pods evicted, what waits on which PodDisruptionBudget, and an
-// estimate of the time left. --resume continues a run that stopped. Without a live cluster it plans
-// the embedded demo mesh or a dump (--from-dir) and stops there.
+// estimate of the time left. --resume continues a run that stopped. From a dump (--from-dir) or the
+// embedded demo mesh (--demo), or with --plan-only, it plans and stops there.
 //
-//	go run ./examples/bluegreen-ztunnel [--kubeconfig F --context C | --from-dir DIR] [--target 1.31.5]
+//	go run ./examples/bluegreen-ztunnel [--kubeconfig F --context C | --from-dir DIR | --demo] [--target 1.31.5]
 //	    [--green-nodepools P,... | --relabel NODE,... | --green-nodes N] [--batch-size N] [--drain-timeout D]
-//	    [--jobs wait|evict] [--local-storage ask|evict] [--charts DIR|URL|oci://REF] [--waive CODE,...]
-//	    [-o markdown|yaml|json] [--plan-file F] [--dry-run] [--yes] [--resume] [--rbac FILE [--rbac-account NS/NAME]]
-//	    [--log-format text|json]
+//	    [--jobs wait|evict] [--local-storage ask|evict] [--charts DIR|URL|oci://REF] [--chart-index FILE|URL]
+//	    [--waive CODE,...] [--today YYYY-MM-DD] [-o markdown|yaml|json] [--plan-file F] [--plan-only | --dry-run] [--yes]
+//	    [--saved | --resume | --rollback STEP] [--rbac FILE [--rbac-account NS/NAME]] [--log-format text|json]
 package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 
-	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
@@ -46,112 +41,38 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	target := c.String(cli.Spec{Name: "target", Arg: "VERSION", Usage: "green's version (default: the running ztunnel's)", Example: "--target 1.31.5"}, "")
 	var nf cli.NodeFlags
 	nf.Register(c, "", "")
-	charts := c.String(cli.Spec{Name: "charts", Arg: "DIR|URL|oci://REF", Usage: "where the charts come from: a folder of chart folders (ztunnel for the target; ztunnel@V and istiod@V for the running versions, which the plan upgrades in place), a repository URL or oci:// path", Example: "--charts ./charts"}, "")
-	waive := c.String(cli.Spec{Name: "waive", Arg: "CODE,...", Usage: "waivable finding codes to accept", Example: "--waive PDB_BLOCKS_DRAIN"}, "")
-	out := c.String(cli.Spec{Name: "o", Arg: "markdown|yaml|json", Usage: "how the plan is printed", Example: "-o yaml > plan.yaml"}, "markdown")
-	planFile := c.String(cli.Spec{Name: "plan-file", Arg: "FILE", Usage: "where the plan is saved, and read back by --resume", Example: "--plan-file bg.plan.yaml"}, "ambientkit-bluegreen.plan.yaml")
-	dryRun := c.Bool(cli.Spec{Name: "dry-run", Usage: "change nothing: say what each step would do", Example: "--dry-run"})
-	yes := c.Bool(cli.Spec{Name: "yes", Usage: "do not ask: apply and approve approval steps", Example: "--yes"})
-	resume := c.Bool(cli.Spec{Name: "resume", Usage: "continue the saved plan from its journal", Example: "--resume"})
-	logFormat := c.String(cli.LogFormatSpec, "text")
-	var rbac cli.RBAC
-	rbac.Register(c)
-	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or dry-run); without a live cluster: it is runnable", true))
+	var charts cli.Charts
+	charts.Register(c)
+	var cf cli.Common
+	cf.Register(c)
+	var ap cli.Apply
+	ap.Register(c, "ambientkit-bluegreen.plan.yaml", false)
+	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or planned only and runnable, dry-run, or the step rolled back)"))
 	if err := c.Parse(args); err != nil {
 		return err
 	}
-	g := nf.BlueGreen()
-	source, err := cli.ParseCharts(*charts)
-	if err := errors.Join(err, g.Validate()); err != nil {
-		return fmt.Errorf("%w: %w", cli.ErrUsage, err)
+	if _, err := mesh.ParseVersion(*target); *target != "" && err != nil {
+		return cli.UsageError("--target: %v", err)
 	}
-	pf := cli.Plan{Output: *out}
-	prog, err := cli.NewProgress(stdout, *logFormat)
-	if err := errors.Join(err, pf.CheckOutput(), rbac.Check()); err != nil {
-		return err
-	}
-	say := stdout // the plan and messages; with JSON progress stdout is for events only
-	if prog.JSON() {
-		say = stderr
-	}
-	var p *plan.Plan
-	var snap *mesh.Snapshot
-	if *resume {
-		b, err := os.ReadFile(*planFile)
+	cf.Resume = ap.ResumeCommand()
+	run := cli.Run{Source: &src, Helm: true, Does: "move the workloads off the blue nodes", In: stdin, Out: stdout, Err: stderr,
+		Print: func(w io.Writer, p *plan.Plan) error { return cf.Print(w, p, nil) }}
+	if ap.Planning() {
+		snap, source, err := src.Observe(ctx)
 		if err != nil {
-			return fmt.Errorf("--plan-file: %w", err)
-		}
-		if p, err = plan.Decode(b); err != nil {
 			return err
 		}
-	} else {
-		if snap, err = src.Observe(ctx); err != nil {
+		opts := ztunnel.BlueGreenOptions{Strategy: nf.BlueGreen(), Charts: charts.Source(), Waive: cf.Waivers(), Today: cf.Date()}
+		if opts.Releases, err = charts.Releases(ctx, snap); err != nil {
 			return err
 		}
-		opts := ztunnel.BlueGreenOptions{Strategy: g, Charts: source}
-		for _, code := range cli.List(*waive) {
-			opts.Waive = append(opts.Waive, plan.Code(code))
+		if opts.Target, _ = mesh.ParseVersion(*target); *target == "" && len(snap.Ztunnels) > 0 {
+			opts.Target = snap.Ztunnels[0].Version
 		}
-		if opts.Target, err = mesh.ParseVersion(*target); *target == "" && len(snap.Ztunnels) > 0 {
-			opts.Target, err = snap.Ztunnels[0].Version, nil
+		if run.Plan, run.PlanErr = ztunnel.BlueGreenZtunnel(snap, opts); run.Plan == nil {
+			return run.PlanErr
 		}
-		if err != nil {
-			return fmt.Errorf("%w: --target: %w", cli.ErrUsage, err)
-		}
-		p, err = ztunnel.BlueGreenZtunnel(snap, opts)
-		if p == nil {
-			return err
-		}
-		if perr := pf.Print(say, p, nil); perr != nil {
-			return perr
-		}
-		if verdict := cli.Verdict(p, err, c); verdict != nil || !src.Live() {
-			return verdict // planned only: apply needs a live cluster
-		}
-		b, _ := plan.EncodeYAML(p)
-		if err := os.WriteFile(*planFile, b, 0o600); err != nil {
-			return err
-		}
-		fmt.Fprintf(say, "\nplan saved to %s\n", *planFile)
+		run.Plan.Metadata.Source, run.Snapshot = source, snap
 	}
-	cl, err := src.Connect()
-	if err != nil {
-		return err
-	}
-	if snap == nil { // the preflight checks what observation needs too, which depends on the mesh
-		if snap, err = cl.Observe(ctx); err != nil {
-			return err
-		}
-	}
-	ask := &cli.Asker{In: stdin, Out: say, Yes: *yes}
-	if rbac.File == "" && !*dryRun && !*resume && !ask.Ask(fmt.Sprintf("move the workloads of the blue nodes (%d steps) on %s?", len(p.Steps), cl.Config.Host)) {
-		return errors.New("not confirmed; nothing was changed")
-	}
-	helm, err := helmsdk.New(helmsdk.Options{Config: cl.Config})
-	if err != nil {
-		return err
-	}
-	m := cli.NewNodeProgress(say)
-	next := &cli.Next{Cmd: c, DryRun: *dryRun, Namespace: execute.DefaultNamespace}
-	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Gates: ambient.Gates(), Snapshot: cl.Observe, DryRun: *dryRun,
-		Observer: execute.Observers(prog.Observe, next.Observe, m.Observe),
-		Approve: func(_ context.Context, st plan.Step) (bool, error) {
-			return ask.Ask("approve: " + st.Approval.Message + "?"), nil
-		},
-		Probes:      map[string]execute.Probe{"mesh-health": execute.MeshProbe(cl.Observe, ambient.Gates())},
-		Permissions: cli.RunPermissions(snap, "")})
-	if err != nil {
-		return err
-	}
-	if rbac.File != "" {
-		return rbac.Write(say, ex, p, snap)
-	}
-	defer prog.End()
-	res, err := ex.Apply(ctx, p, execute.ApplyOptions{Resume: *resume})
-	if err != nil {
-		return next.Wrap(err)
-	}
-	prog.End()
-	fmt.Fprintf(say, "\ndone: %d steps (%s), resumed=%v\n", len(res.Steps), m, res.Resumed)
-	return nil
+	return ap.Run(ctx, run)
 }

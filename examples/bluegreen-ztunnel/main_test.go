@@ -10,9 +10,10 @@ import (
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 )
 
+// exec runs the example on the embedded demo mesh (the examples read the live cluster unless told).
 func exec(args ...string) (string, error) {
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	err := run(context.Background(), append([]string{"--demo"}, args...), strings.NewReader(""), &out, &errOut)
 	return out.String() + errOut.String(), err
 }
 

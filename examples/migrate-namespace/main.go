@@ -1,177 +1,134 @@
 // Command migrate-namespace moves one namespace from sidecars to ambient: it prints the readiness
 // report and the plan as a Markdown runbook, asks, and applies it step by step; --rollback-to undoes
-// the saved plan back to a step (its first step undoes it all). --from-dir only reports and plans.
+// the saved plan back to a step (its first step undoes it all). From a dump (--from-dir) or the
+// embedded demo mesh (--demo), or with --plan-only, it reports and plans only, and writes no plan
+// file unless --plan-file is given.
 //
-//	go run ./examples/migrate-namespace --namespace shop --waypoint waypoint --apply all [--context C] [--from-dir DIR]
+//	go run ./examples/migrate-namespace --namespace shop [--waypoint waypoint] [--apply all] [--delete Kind/name,...]
+//	    [--kubeconfig F --context C | --from-dir DIR | --demo] [--plan-only | --dry-run] [--yes] [--plan-file F]
+//	    [--saved | --resume | --rollback-to STEP] [--waive CODE,...] [-o markdown|yaml|json]
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 
-	"k8s.io/client-go/discovery"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
-
-	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/migrate"
 )
 
-var (
-	kubeContext = flag.String("context", "", "context of the kubeconfig ($KUBECONFIG or ~/.kube/config)")
-	fromDir     = flag.String("from-dir", "", "observe kubectl get -o yaml output in this folder (report and plan only)")
-	ns          = flag.String("namespace", "", "namespace to migrate (required)")
-	waypoint    = flag.String("waypoint", "", "waypoint to create and use when the namespace names none")
-	apply       = flag.String("apply", "", `proposals to apply: "all", or the objects they replace (Kind/name,...)`)
-	del         = flag.String("delete", "", "more sidecar-era objects to delete after the backup (Kind/name,...)")
-	backup      = flag.String("backup", "migrate-backup.json", "file the namespace's Istio and Gateway API objects are backed up to")
-	waive       = flag.String("waive", "", "comma-separated waivable finding codes to accept")
-	planFile    = flag.String("plan-file", "migrate.plan.yaml", "where the plan is saved, and read back by --rollback-to")
-	rollbackTo  = flag.String("rollback-to", "", "undo the saved plan back to this step, inclusive (waypoint, restart, ...)")
-	yes         = flag.Bool("yes", false, "do not ask; health gates then rely on the mesh's own signals")
-)
+const synopsis = `Moves one namespace from sidecars to ambient in the order of Istio's migration guide: its
+readiness report (policies as ztunnel reads them, routes, the waypoint it needs), then the plan that
+labels, restarts and validates it, each step gated and reversible; asks, and applies it.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	flag.Parse()
-	if err := run(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "\nmigrate-namespace:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit("migrate-namespace", run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
 
-func ask(q string) bool {
-	fmt.Printf("\n%s [y/N] ", q)
-	a := "y"
-	if !*yes {
-		a = ""
-		_, _ = fmt.Scanln(&a)
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c := cli.NewCommand("migrate-namespace", synopsis, stdout)
+	var src cli.Source
+	src.Register(c, true)
+	ns := c.String(cli.Spec{Name: "namespace", Arg: "NAME", Usage: "namespace to migrate (required)", Example: "--namespace shop"}, "")
+	waypoint := c.String(cli.Spec{Name: "waypoint", Arg: "NAME", Usage: "waypoint to create and use when the namespace names none", Example: "--waypoint waypoint"}, "")
+	apply := c.String(cli.Spec{Name: "apply", Arg: "all|KIND/NAME,...", Usage: "proposals to apply: all, or the objects they replace", Example: "--apply all"}, "")
+	del := c.String(cli.Spec{Name: "delete", Arg: "KIND/NAME,...", Usage: "more sidecar-era objects to delete after the backup", Example: "--delete DestinationRule/web"}, "")
+	backup := c.String(cli.Spec{Name: "backup", Arg: "FILE", Usage: "file the namespace's Istio and Gateway API objects are backed up to", Example: "--backup shop-backup.json"}, "migrate-backup.json")
+	var cf cli.Common
+	cf.Register(c)
+	var ap cli.Apply
+	ap.Register(c, "migrate.plan.yaml", true)
+	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was applied (or planned only and runnable, dry-run, or rolled back)"))
+	if err := c.Parse(args); err != nil {
+		return err
 	}
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(a)), "y")
-}
-
-func run(ctx context.Context) error {
 	if *ns == "" {
-		return errors.New("--namespace is required")
+		return cli.UsageError("--namespace is required: the namespace to migrate")
 	}
-	var c client.Client
-	observeMesh := func(ctx context.Context) (*mesh.Snapshot, error) {
-		return observe.Dir(ctx, *fromDir, observe.Options{})
+	applied, aerr := refs("apply", *apply, *ns)
+	deleted, derr := refs("delete", *del, *ns)
+	if err := errors.Join(cli.CheckName("namespace", *ns, false), cli.CheckName("waypoint", *waypoint, false), aerr, derr); err != nil {
+		return err
 	}
-	if *fromDir == "" {
-		cfg, err := config.GetConfigWithContext(*kubeContext)
+	cf.Resume = ap.ResumeCommand()
+	var report *migrate.Report
+	run := cli.Run{Source: &src, Does: "migrate namespace " + *ns + " to ambient", In: stdin, Out: stdout, Err: stderr,
+		Print: func(w io.Writer, p *plan.Plan) error {
+			return cf.Print(w, p, func(w io.Writer) error { return printReadiness(w, c, *ns, report) })
+		},
+		Step: func(p *plan.Plan, id string) string {
+			if _, ok := p.Step(id); !ok {
+				return "migrate/" + *ns + "/" + id
+			}
+			return id
+		}}
+	if ap.Planning() {
+		snap, source, err := src.Observe(ctx)
 		if err != nil {
 			return err
 		}
-		dc, derr := discovery.NewDiscoveryClientForConfig(cfg)
-		if c, err = client.New(cfg, client.Options{Scheme: observe.Scheme()}); errors.Join(err, derr) != nil {
-			return errors.Join(err, derr)
+		opts := migrate.MigrateOptions{Apply: applied, Delete: deleted, Waive: cf.Waivers(), Today: cf.Date()}
+		if opts.BackupFile, err = filepath.Abs(*backup); err != nil {
+			return err
 		}
-		observeMesh = func(ctx context.Context) (*mesh.Snapshot, error) {
-			return observe.Live(ctx, c, observe.Options{ServerVersion: dc})
+		if *waypoint != "" {
+			opts.Waypoint, opts.CreateWaypoint = &migrate.WaypointRef{Name: *waypoint}, true
 		}
+		if report, err = migrate.Readiness(snap, *ns, migrate.ReadinessOptions{Waypoint: opts.Waypoint, Waive: opts.Waive}); err != nil {
+			return err
+		}
+		for _, pr := range report.Proposals {
+			if *apply == "all" {
+				opts.Apply = append(opts.Apply, pr.For)
+			}
+		}
+		if run.Plan, run.PlanErr = migrate.MigrateNamespace(snap, *ns, opts); run.Plan == nil {
+			return run.PlanErr
+		}
+		run.Plan.Metadata.Source, run.Snapshot = source, snap
 	}
-	newExecutor := func() (*execute.Executor, error) {
-		healthy := execute.AllProbes(execute.MeshProbe(observeMesh, ambient.Gates()), func(_ context.Context, scope string) (bool, string, error) {
-			return ask("is " + scope + " healthy? (check your dashboards)"), "the operator said no", nil
-		}) // the mesh's own signals first, then the operator's
-		approve := func(_ context.Context, st plan.Step) (bool, error) {
-			return ask("approve: " + st.Approval.Message + "?"), nil
-		}
-		return execute.New(c, execute.Options{Gates: ambient.Gates(), Snapshot: observeMesh, Observer: progress, Approve: approve,
-			Probes: map[string]execute.Probe{migrate.DefaultProbe: healthy}})
-	}
-	if *rollbackTo != "" {
-		b, err := os.ReadFile(*planFile)
-		p, derr := plan.Decode(b)
-		ex, xerr := newExecutor()
-		if err := errors.Join(err, derr, xerr); err != nil {
-			return fmt.Errorf("--rollback-to needs the saved plan: %w", err)
-		}
-		if _, ok := p.Step(*rollbackTo); !ok {
-			*rollbackTo = "migrate/" + *ns + "/" + *rollbackTo
-		}
-		res, err := ex.RollbackTo(ctx, p, *rollbackTo)
-		fmt.Printf("\nrolled back %d steps\n", len(res))
-		return err
-	}
+	return ap.Run(ctx, run)
+}
 
-	snap, err := observeMesh(ctx)
-	if err != nil {
-		return err
-	}
-	opts := migrate.MigrateOptions{Delete: refs(*del)}
-	if opts.BackupFile, err = filepath.Abs(*backup); err != nil {
-		return err
-	}
-	for _, code := range strings.FieldsFunc(*waive, func(r rune) bool { return r == ',' }) {
-		opts.Waive = append(opts.Waive, plan.Code(code))
-	}
-	if *waypoint != "" {
-		opts.Waypoint, opts.CreateWaypoint = &migrate.WaypointRef{Name: *waypoint}, true
-	}
-	report, err := migrate.Readiness(snap, *ns, migrate.ReadinessOptions{Waypoint: opts.Waypoint, Waive: opts.Waive})
-	if err != nil {
-		return err
-	}
+// printReadiness prints the readiness report: the findings, their remedies naming the flags, and the
+// proposals that --apply applies.
+func printReadiness(w io.Writer, c *cli.Command, ns string, r *migrate.Report) error {
 	var md strings.Builder
-	plan.RenderFindings(&md, report.Findings)
-	fmt.Printf("# Readiness of namespace %s (ready: %v)\n\n%s", *ns, report.Ready, md.String())
-	opts.Apply = refs(*apply)
-	for _, pr := range report.Proposals {
-		fmt.Printf("- proposal: %s replaces %s\n", pr.Ref(), pr.For)
-		if *apply == "all" {
-			opts.Apply = append(opts.Apply, pr.For)
-		}
+	c.FlagRemedies(r.Findings)
+	plan.RenderFindings(&md, r.Findings)
+	fmt.Fprintf(w, "# Readiness of namespace %s (ready: %v)\n\n%s", ns, r.Ready, md.String())
+	for _, pr := range r.Proposals {
+		fmt.Fprintf(w, "- proposal: %s replaces %s (--apply %s/%s, or --apply all)\n", pr.Ref(), pr.For, pr.For.Kind, pr.For.Name)
 	}
-	p, err := migrate.MigrateNamespace(snap, *ns, opts)
-	if p == nil {
-		return err
-	}
-	fmt.Println()
-	if rerr := plan.RenderMarkdown(os.Stdout, p); rerr != nil || errors.Is(err, migrate.ErrBlocked) {
-		return errors.Join(err, rerr)
-	}
-	b, _ := plan.EncodeYAML(p)
-	if err := os.WriteFile(*planFile, b, 0o600); err != nil || *fromDir != "" {
-		return err // observed from files: there is nothing to apply to
-	}
-	if !ask(fmt.Sprintf("plan saved to %s; apply its %d steps to namespace %s?", *planFile, len(p.Steps), *ns)) {
-		return errors.New("not confirmed; nothing was changed")
-	}
-	ex, err := newExecutor()
-	if err == nil {
-		_, err = ex.Apply(ctx, p, execute.ApplyOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("%w\n(undo what ran with --rollback-to %s)", err, p.Steps[0].ID)
-	}
-	fmt.Printf("\nnamespace %s runs in ambient; undo it with --rollback-to %s\n", *ns, p.Steps[0].ID)
 	return nil
 }
 
-func progress(ev execute.Event) {
-	fmt.Printf("[%d/%d] %s %s: %.160s\n", ev.Index, ev.Total, ev.Type, ev.StepID, ev.Message)
-}
-
-// refs reads "Kind/name,..." as objects of the namespace ("all" and "" as none).
-func refs(list string) []mesh.ObjectRef {
+// refs reads "Kind/name,..." as objects of the namespace ("all" and "" as none); anything else is a
+// usage error naming the flag.
+func refs(flag, list, ns string) ([]mesh.ObjectRef, error) {
 	var out []mesh.ObjectRef
-	for _, s := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
-		if kind, name, ok := strings.Cut(strings.TrimSpace(s), "/"); ok {
-			out = append(out, mesh.ObjectRef{Kind: kind, Namespace: *ns, Name: name})
+	var errs []error
+	for _, s := range cli.List(list) {
+		kind, name, ok := strings.Cut(s, "/")
+		switch {
+		case s == "all" && flag == "apply":
+			continue
+		case !ok || kind == "" || name == "":
+			errs = append(errs, cli.UsageError("--%s %q: want KIND/NAME (DestinationRule/web)", flag, s))
+			continue
 		}
+		errs = append(errs, cli.CheckName(flag, name, true))
+		out = append(out, mesh.ObjectRef{Kind: kind, Namespace: ns, Name: name})
 	}
-	return out
+	return out, errors.Join(errs...)
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -25,14 +27,21 @@ func TestFromDirReportsAndPlansWithoutApplying(t *testing.T) {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(dir, "plan.yaml")
-	for k, v := range map[string]string{"from-dir": dir, "namespace": "checkout", "waypoint": "waypoint", "apply": "all",
-		"delete": "DestinationRule/web", "plan-file": planFile, "backup": filepath.Join(dir, "backup.json")} {
-		if err := flag.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := run(context.Background()); err != nil {
+	args := []string{"--from-dir", dir, "--namespace", "checkout", "--waypoint", "waypoint", "--apply", "all",
+		"--delete", "DestinationRule/web", "--backup", filepath.Join(dir, "backup.json")}
+	t.Chdir(dir)
+	var out bytes.Buffer
+	if err := run(context.Background(), args, strings.NewReader(""), &out, io.Discard); err != nil {
 		t.Fatalf("migrate-namespace --from-dir: %v", err)
+	}
+	if !strings.HasPrefix(out.String(), "Source: the dump in folder "+dir) {
+		t.Errorf("the output does not open with its source:\n%s", out.String())
+	}
+	if _, err := os.Stat("migrate.plan.yaml"); !os.IsNotExist(err) {
+		t.Errorf("planning from a dump without --plan-file wrote the default plan file: %v", err)
+	}
+	if err := run(context.Background(), append(args, "--plan-file", planFile), strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Fatalf("migrate-namespace --from-dir --plan-file: %v", err)
 	}
 	b, err := os.ReadFile(planFile)
 	if err != nil {

@@ -1,15 +1,16 @@
 // Command move-tag prints what each revision tag reaches (its blast radius), the tags in risk order,
-// and the plan of moving one tag to another revision.
+// and the plan of moving one tag to another revision. It changes nothing.
 //
-//	go run ./examples/move-tag [--tag prod-stable] [--revision 1-31-4] [--assume-installed 1.31.4]
-//	    [--skip-restart] [-o markdown|yaml|json] [--from-dir DIR | --kubeconfig F --context C]
+//	go run ./examples/move-tag [--kubeconfig F --context C | --from-dir DIR | --demo] [--tag prod-stable]
+//	    [--revision 1-31-4] [--assume-installed 1.31.4] [--skip-restart] [--waive CODE,...] [-o markdown|yaml|json]
 //
-// On the embedded demo mesh only one revision runs, so by default the example assumes revision 1-31-4
-// (1.31.4) is installed and ready, and plans the move of the lowest-risk tag to it.
+// On the embedded demo mesh only one revision runs, so --demo --assume-installed 1.31.4 plans as if
+// revision 1-31-4 (1.31.4) were installed and ready, and moves the lowest-risk tag to it.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,39 +21,41 @@ import (
 )
 
 const synopsis = `Prints what each revision tag reaches (its blast radius), the tags in risk order, and the plan of
-moving one tag to another revision. With no flags it works on the embedded demo mesh, assuming a
-ready revision 1-31-4 is installed beside 1-30-3.`
+moving one tag to another revision. --assume-installed plans as if a ready revision of that version
+were installed beside the running ones (the embedded demo mesh runs only 1-30-3).`
 
 func main() {
-	os.Exit(cli.Exit("move-tag", run(context.Background(), os.Args[1:], os.Stdout), os.Stderr))
+	os.Exit(cli.Exit("move-tag", run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	c := cli.NewCommand("move-tag", synopsis, stdout)
 	var src cli.Source
 	src.Register(c, true)
 	tag := c.String(cli.Spec{Name: "tag", Arg: "NAME", Usage: "tag to move (default: the lowest-risk tag)", Example: "--tag prod-canary"}, "")
 	rev := c.String(cli.Spec{Name: "revision", Arg: "REV", Usage: "revision to point it at (default: the --assume-installed revision)", Example: "--revision 1-31-4"}, "")
-	assume := c.String(cli.Spec{Name: "assume-installed", Arg: "VERSION", Usage: "plan as if a ready revision of this version were installed (empty: do not)", Example: "--assume-installed ''"}, "1.31.4")
+	assume := c.String(cli.Spec{Name: "assume-installed", Arg: "VERSION", Usage: "plan as if a ready revision of this version were installed", Example: "--demo --assume-installed 1.31.4"}, "")
 	skip := c.Bool(cli.Spec{Name: "skip-restart", Usage: "do not restart the workloads the tag injects (they move at their next restart)", Example: "--skip-restart"})
-	out := c.String(cli.Spec{Name: "o", Arg: "markdown|yaml|json", Usage: "how the plan is printed", Example: "-o yaml"}, "markdown")
-	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan was printed", false))
+	var cf cli.Common
+	cf.Register(c)
+	c.Sections = append(c.Sections, cli.ExitCodesSection("the plan is runnable"))
 	if err := c.Parse(args); err != nil {
 		return err
 	}
-	pf := cli.Plan{Output: *out}
-	if err := pf.CheckOutput(); err != nil {
+	v, err := mesh.ParseVersion(*assume)
+	if *assume != "" && err != nil {
+		err = cli.UsageError("--assume-installed: %v", err)
+	} else {
+		err = nil
+	}
+	if err := errors.Join(err, cli.CheckName("tag", *tag, false), cli.CheckName("revision", *rev, false)); err != nil {
 		return err
 	}
-	snap, err := src.Observe(ctx)
+	snap, source, err := src.Observe(ctx)
 	if err != nil {
 		return err
 	}
 	if *assume != "" {
-		v, err := mesh.ParseVersion(*assume)
-		if err != nil {
-			return fmt.Errorf("%w: --assume-installed: %v", cli.ErrUsage, err)
-		}
 		if _, ok := snap.Revision(v.RevisionName()); !ok && len(snap.Revisions) > 0 {
 			// A snapshot is data: add the revision the way observation would see it once installed.
 			r := snap.Revisions[0]
@@ -65,17 +68,20 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	ranked := tags.Order(snap)
-	if len(ranked) == 0 {
+	switch {
+	case len(ranked) == 0:
 		return fmt.Errorf("the mesh has no revision tags")
-	}
-	if *tag == "" {
+	case *rev == "":
+		return cli.UsageError("say where the tag goes: --revision REV (or --assume-installed VERSION)")
+	case *tag == "":
 		*tag = ranked[0].Radius.Tag
 	}
-	p, err := tags.MoveTag(snap, *tag, *rev, tags.MoveOptions{SkipRestart: *skip})
-	if err != nil {
-		return err
+	p, planErr := tags.MoveTag(snap, *tag, *rev, tags.MoveOptions{SkipRestart: *skip, Waive: cf.Waivers(), Today: cf.Date()})
+	if p == nil {
+		return planErr
 	}
-	return pf.Print(stdout, p, func(w io.Writer) error {
+	p.Metadata.Source = source
+	err = cf.Print(stdout, p, func(w io.Writer) error {
 		fmt.Fprintln(w, "# Tags, lowest risk first")
 		fmt.Fprintln(w)
 		for _, r := range ranked {
@@ -89,4 +95,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return cli.Verdict(p, planErr, c)
 }

@@ -46,7 +46,7 @@ func TestFlagsAreCheckedBeforeTheClusterIsContacted(t *testing.T) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
-	if _, _, err := runUpgrade("--kubeconfig", nowhere, "--target", "1.31.4"); cli.ExitCode(err) != cli.ExitError || !strings.Contains(err.Error(), "kubeconfig") {
-		t.Errorf("a missing kubeconfig: %v, want an error naming it", err)
+	if _, _, err := runUpgrade("--kubeconfig", nowhere, "--target", "1.31.4"); cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Errorf("a missing kubeconfig: %v, want a usage error naming --kubeconfig", err)
 	}
 }

@@ -1,12 +1,17 @@
 // Package cli holds what the example programs share, so each stays a thin program over the public
-// API: the command line (one set of planning flags, --help with an example per flag, the offline dump
-// commands, exit codes), picking the mesh to observe, the verdict on a plan, progress output for a
-// terminal, a pipe or a pipeline, and the advice after a failed run.
+// API with one contract: the command line (the source of the mesh, the planning and gate flags, the
+// apply flags, --help with an example per flag, --list-codes, the offline dump commands), its
+// checks and exit codes, the output that opens with where the mesh was read from, the remedies of
+// findings named as flags, the verdict on a plan, applying it with progress for a terminal, a pipe
+// or a pipeline, and the advice after a failed run.
 package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"k8s.io/client-go/discovery"
@@ -17,31 +22,65 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/demo"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// Source is where the examples read the mesh from.
+// Source is where an example reads the mesh from: the live cluster of the kubeconfig (--kubeconfig,
+// --context, or neither: $KUBECONFIG or ~/.kube/config, as kubectl reads it), a dump saved with
+// kubectl (--from-dir), or the embedded demo mesh (--demo). Every example chooses it the same way.
 type Source struct {
-	// Kubeconfig, Context and FromDir are --kubeconfig, --context and --from-dir.
+	// Kubeconfig, Context and FromDir are --kubeconfig, --context and --from-dir; Demo is --demo.
 	Kubeconfig, Context, FromDir string
+	Demo                         bool
 	offline                      bool
 }
 
-// Register adds --kubeconfig, --context and, with offline, --from-dir (and the dump commands that
-// make a folder for it to --help).
+// Register adds --kubeconfig, --context and, with offline, --from-dir and --demo (and the dump
+// commands that make a folder for --from-dir to --help).
 func (s *Source) Register(c *Command, offline bool) {
 	s.offline = offline
 	c.fs.StringVar(&s.Kubeconfig, "kubeconfig", "", "")
 	c.fs.StringVar(&s.Context, "context", "", "")
-	c.add(Spec{Name: "kubeconfig", Arg: "FILE", Usage: "observe the live cluster of this kubeconfig (default: $KUBECONFIG, ~/.kube/config)",
+	c.add(Spec{Name: "kubeconfig", Arg: "FILE", Usage: "observe the live cluster of this kubeconfig (default: $KUBECONFIG, else ~/.kube/config, as kubectl reads them)",
 		Example: "--kubeconfig ~/.kube/config"})
 	c.add(Spec{Name: "context", Arg: "NAME", Usage: "kubeconfig context (default: the current one)", Example: "--context prod-eu1"})
+	c.check(func() error {
+		if s.Kubeconfig == "" {
+			return nil
+		}
+		if _, err := os.Stat(s.Kubeconfig); err != nil {
+			return usage("--kubeconfig %s: %v", s.Kubeconfig, errors.Unwrap(err))
+		}
+		return nil
+	})
 	if !offline {
 		return
 	}
 	c.fs.StringVar(&s.FromDir, "from-dir", "", "")
-	c.add(Spec{Name: "from-dir", Arg: "DIR", Usage: "observe a dump of the cluster saved in DIR (the commands below) instead of a live cluster; neither: the embedded demo mesh",
+	c.add(Spec{Name: "from-dir", Arg: "DIR", Usage: "observe a dump of the cluster saved in DIR (the commands below) instead of a live cluster",
 		Example: "--from-dir ./dump"})
+	c.fs.BoolVar(&s.Demo, "demo", false, "")
+	c.add(Spec{Name: "demo", Usage: "plan the embedded demo mesh (Istio 1.30.3, 14 made-up nodes) instead of a cluster; its plans apply to no cluster",
+		Example: "--demo"})
 	c.Sections = append(c.Sections, DumpSection(c.Name))
+	c.check(func() error {
+		live := c.IsSet("kubeconfig") || c.IsSet("context")
+		n := 0
+		for _, b := range []bool{live, s.FromDir != "", s.Demo} {
+			if b {
+				n++
+			}
+		}
+		if n > 1 {
+			return usage("say where the mesh is read from once: --kubeconfig/--context (a live cluster), --from-dir (a dump) or --demo (the embedded demo mesh)")
+		}
+		if s.FromDir != "" {
+			if fi, err := os.Stat(s.FromDir); err != nil || !fi.IsDir() {
+				return usage("--from-dir %s: not a folder", s.FromDir)
+			}
+		}
+		return nil
+	})
 }
 
 // DumpSection lists the commands that save a dump for --from-dir (observe.DumpCommands).
@@ -56,14 +95,16 @@ func DumpSection(name string) string {
 	return b.String()
 }
 
-// Live reports whether --kubeconfig or --context was given.
-func (s *Source) Live() bool { return s.Kubeconfig != "" || s.Context != "" }
+// Live reports whether the mesh is read from a live cluster: neither --from-dir nor --demo.
+func (s *Source) Live() bool { return s.FromDir == "" && !s.Demo }
 
 // Cluster is a connection to a live cluster.
 type Cluster struct {
 	// Config is its REST configuration; Client a controller-runtime client with observe.Scheme.
 	Config *rest.Config
 	Client client.Client
+	// Source names the cluster as plans record it (plan.LiveSource: context and API server).
+	Source string
 	dc     discovery.DiscoveryInterface
 	// watchList makes Observe stream kinds with watch-lists (observe.Options.WatchList): the
 	// observe-only connection, whose reader also watches.
@@ -76,18 +117,33 @@ func (c *Cluster) Observe(ctx context.Context) (*mesh.Snapshot, error) {
 }
 
 // Connect connects to the cluster of --kubeconfig and --context (the usual kubeconfig rules when
-// neither is set).
+// neither is set). No kubeconfig at all, a context it lacks, is a usage error that says which flag
+// to pass.
 func (s *Source) Connect() (*Cluster, error) { return s.connect(false) }
 
 // connect connects; observeOnly makes the client read built-in kinds as protobuf and stream them
 // with watch-lists (the scale bench's fastest and leanest observation; a server or RBAC that refuses
 // watch-lists is listed in pages), for programs that only observe.
 func (s *Source) connect(observeOnly bool) (*Cluster, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: s.Context}).ClientConfig()
-	if err != nil {
+	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: s.Context})
+	cfg, err := cc.ClientConfig()
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		alt := ""
+		if s.offline {
+			alt = ", --from-dir DIR for a dump, or --demo for the embedded demo mesh"
+		}
+		return nil, usage("no cluster to observe: $KUBECONFIG names no kubeconfig and %s does not exist; pass --kubeconfig FILE (and --context NAME)%s",
+			filepath.Join("~", clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName), alt)
+	case clientcmd.IsContextNotFound(err):
+		return nil, usage("--context %s: the kubeconfig has no such context (kubectl config get-contexts lists them)", s.Context)
+	case err != nil:
 		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	name := s.Context
+	if raw, err := cc.RawConfig(); err == nil && name == "" {
+		name = raw.CurrentContext
 	}
 	if cfg.QPS == 0 { // kubectl's defaults, not client-go's 5 a second: a plan has thousands of calls
 		cfg.QPS, cfg.Burst = 50, 300
@@ -107,23 +163,28 @@ func (s *Source) connect(observeOnly bool) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cluster{Config: cfg, Client: c, dc: dc, watchList: observeOnly}, nil
+	return &Cluster{Config: cfg, Client: c, Source: plan.LiveSource(name, cfg.Host), dc: dc, watchList: observeOnly}, nil
 }
 
-// Observe returns the snapshot: live when --kubeconfig or --context is set, offline with --from-dir,
-// else the embedded demo mesh.
-func (s *Source) Observe(ctx context.Context) (*mesh.Snapshot, error) {
+// Observe returns the snapshot and where it was read from, as plans record it (plan.Metadata.Source):
+// the embedded demo mesh with --demo, a dump with --from-dir, else the live cluster.
+func (s *Source) Observe(ctx context.Context) (*mesh.Snapshot, string, error) {
 	switch {
-	case s.FromDir != "" && s.Live():
-		return nil, fmt.Errorf("%w: use either --from-dir or --kubeconfig/--context, not both", ErrUsage)
+	case s.Demo:
+		snap, err := demo.Snapshot(ctx)
+		return snap, plan.SourceDemo, err
 	case s.FromDir != "":
-		return observe.Dir(ctx, s.FromDir, observe.Options{})
-	case s.Live():
-		c, err := s.connect(true)
+		dir, err := filepath.Abs(s.FromDir)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return c.Observe(ctx)
+		snap, err := observe.Dir(ctx, dir, observe.Options{})
+		return snap, plan.OfflineSource(dir), err
 	}
-	return demo.Snapshot(ctx)
+	c, err := s.connect(true)
+	if err != nil {
+		return nil, "", err
+	}
+	snap, err := c.Observe(ctx)
+	return snap, c.Source, err
 }

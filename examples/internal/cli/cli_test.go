@@ -32,6 +32,15 @@ import (
 // upgradeCommand is the upgrade example's command line, parsed from args, named "upgrade".
 func upgradeCommand(t *testing.T, args ...string) (*Command, *Plan) {
 	t.Helper()
+	c, pf, err := parseUpgrade(args...)
+	if err != nil {
+		t.Fatalf("parse %q: %v", args, err)
+	}
+	return c, pf
+}
+
+// parseUpgrade parses the arguments as upgrade's command line.
+func parseUpgrade(args ...string) (*Command, *Plan, error) {
 	c := NewCommand("upgrade", "test", &bytes.Buffer{})
 	c.Invocation = "upgrade"
 	var src Source
@@ -45,10 +54,21 @@ func upgradeCommand(t *testing.T, args ...string) (*Command, *Plan) {
 	c.Bool(Spec{Name: "resume"})
 	c.String(Spec{Name: "rollback", Arg: "STEP"}, "")
 	c.String(LogFormatSpec, "text")
-	if err := c.Parse(args); err != nil {
-		t.Fatalf("parse %q: %v", args, err)
+	return c, &pf, c.Parse(args)
+}
+
+// inFolderWith runs the test in a new folder holding empty files at the paths given.
+func inFolderWith(t *testing.T, files ...string) {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return c, &pf
 }
 
 func TestExitCodesSayWhyAProgramStopped(t *testing.T) {
@@ -75,11 +95,12 @@ func TestExitCodesSayWhyAProgramStopped(t *testing.T) {
 }
 
 func TestTheAdviceAfterAFailureNamesTheCommandForThatKindOfFailure(t *testing.T) {
-	args := []string{"--kubeconfig", "/k", "--context", "prod", "--target", "1.31.4", "--charts", "oci://r.example.com/istio", "--plan-file", "p.yaml", "--yes"}
+	inFolderWith(t, "k")
+	args := []string{"--kubeconfig", "k", "--context", "prod", "--target", "1.31.4", "--charts", "oci://r.example.com/istio", "--plan-file", "p.yaml", "--yes"}
 	const (
-		replan = "upgrade --charts oci://r.example.com/istio --context prod --kubeconfig /k --plan-file p.yaml --target 1.31.4"
-		resume = "upgrade --context prod --kubeconfig /k --plan-file p.yaml --resume"
-		again  = "upgrade --charts oci://r.example.com/istio --context prod --kubeconfig /k --plan-file p.yaml --target 1.31.4 --yes"
+		replan = "upgrade --charts oci://r.example.com/istio --context prod --kubeconfig k --plan-file p.yaml --target 1.31.4"
+		resume = "upgrade --context prod --kubeconfig k --plan-file p.yaml --resume"
+		again  = "upgrade --charts oci://r.example.com/istio --context prod --kubeconfig k --plan-file p.yaml --target 1.31.4 --yes"
 	)
 	step := func(err error) error {
 		return &execute.StepError{StepID: "cni/upgrade", Err: fmt.Errorf("%w: details", err)}
@@ -98,7 +119,7 @@ func TestTheAdviceAfterAFailureNamesTheCommandForThatKindOfFailure(t *testing.T)
 		{name: "a blocked step is fixed, then planned again", err: step(execute.ErrStepBlocked), want: []string{replan + " --waive"}},
 		{name: "an approval is answered on a resumed run", err: step(execute.ErrApprovalRequired), want: []string{"answer yes", resume}, not: []string{"--yes"}},
 		{name: "an unhealthy gate offers the rollback it named, or a resume", err: step(execute.ErrUnhealthy), rollback: "cni/upgrade",
-			want: []string{"upgrade --context prod --kubeconfig /k --plan-file p.yaml --rollback cni/upgrade", resume}},
+			want: []string{"upgrade --context prod --kubeconfig k --plan-file p.yaml --rollback cni/upgrade", resume}},
 		{name: "an unhealthy gate with nothing to roll back is fixed and resumed", err: step(execute.ErrUnhealthy), want: []string{resume}, not: []string{"--rollback"}},
 		{name: "a timeout is fixed and resumed", err: step(execute.ErrTimeout), want: []string{"fix what the error names", resume}},
 		{name: "a verification is fixed and resumed", err: step(execute.ErrVerification), want: []string{resume}},
@@ -308,8 +329,11 @@ func TestPlanningFlagsBecomeUpgradeOptions(t *testing.T) {
 		{"--charts", t.TempDir()}, // a folder without the chart folders
 		{"--target", "v1.31"},
 	} {
-		_, pf := upgradeCommand(t, args...)
-		if _, err := pf.Options(ctx, snap); ExitCode(err) != ExitUsage {
+		_, pf, err := parseUpgrade(args...)
+		if err == nil {
+			_, err = pf.Options(ctx, snap)
+		}
+		if ExitCode(err) != ExitUsage {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
@@ -397,7 +421,7 @@ func TestHelpShowsEveryFlagWithAnExampleTheDumpCommandsAndTheExitCodes(t *testin
 	src.Register(c, true)
 	var pf Plan
 	pf.Register(c)
-	c.Sections = append(c.Sections, ExitCodesSection("the plan is runnable", true))
+	c.Sections = append(c.Sections, ExitCodesSection("the plan is runnable"))
 	if err := c.Parse([]string{"--help"}); !errors.Is(err, flag.ErrHelp) || ExitCode(err) != ExitOK {
 		t.Fatalf("--help: %v", err)
 	}
@@ -433,16 +457,20 @@ func TestHelpShowsEveryFlagWithAnExampleTheDumpCommandsAndTheExitCodes(t *testin
 }
 
 func TestCommandLinesQuoteWhatTheShellWouldSplit(t *testing.T) {
-	c, _ := upgradeCommand(t, "--kubeconfig", "/home/me/my configs/k", "--waive", "A,B", "-o", "yaml", "--dry-run")
+	inFolderWith(t, "my configs/k")
+	c, _ := upgradeCommand(t, "--kubeconfig", "my configs/k", "--waive", "PDB_BLOCKS_DRAIN,TARGET_END_OF_LIFE", "-o", "yaml", "--dry-run")
 	got := c.Line([]string{"dry-run"}, "--resume")
-	want := `upgrade --kubeconfig '/home/me/my configs/k' -o yaml --waive A,B --resume`
+	want := `upgrade --kubeconfig 'my configs/k' -o yaml --waive PDB_BLOCKS_DRAIN,TARGET_END_OF_LIFE --resume`
 	if got != want {
 		t.Errorf("Line = %s\nwant    %s", got, want)
 	}
 	if err := c.AtMostOne("dry-run", "kubeconfig"); ExitCode(err) != ExitUsage {
 		t.Errorf("AtMostOne of two given flags: %v", err)
 	}
-	if _, err := (&Source{FromDir: "/d", Context: "c"}).Observe(context.Background()); ExitCode(err) != ExitUsage {
+	pc := NewCommand("plan-upgrade", "test", &bytes.Buffer{})
+	var src Source
+	src.Register(pc, true)
+	if err := pc.Parse([]string{"--from-dir", t.TempDir(), "--context", "c"}); ExitCode(err) != ExitUsage {
 		t.Errorf("--from-dir with --context: %v, want a usage error", err)
 	}
 }

@@ -10,18 +10,24 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // Exit codes of the examples, like istioctl's precheck and analyze: zero when nothing stands in the
-// way, a distinct code for each reason the plan cannot run, another for errors.
+// way, a distinct code for each reason the plan cannot run, another for errors. Every example exits
+// with them, through Exit.
 const (
-	// ExitOK: the plan is runnable (plan-upgrade), applied or dry-run (upgrade); --help.
+	// ExitOK: the plan is runnable (planned only), applied, dry-run or rolled back; --help and
+	// --list-codes.
 	ExitOK = 0
-	// ExitError: anything else failed: observation, a step, a flag value the library refused.
+	// ExitError: anything else failed: observation, a step, the cluster.
 	ExitError = 1
-	// ExitUsage: a flag is unknown, malformed or contradicts another.
+	// ExitUsage: a flag is unknown, malformed, out of range (a size of 0 or less, a negative
+	// duration), names an unknown code or an invalid name, or contradicts another.
 	ExitUsage = 2
 	// ExitBlocked: blocking findings or blocked steps stop the plan: fix the cause and plan again.
 	ExitBlocked = 3
@@ -37,12 +43,14 @@ var (
 	ErrBlocked = errors.New("the plan is blocked")
 	// ErrNeedsWaiver means waivable findings stop the plan until they are waived (ExitNeedsWaiver).
 	ErrNeedsWaiver = errors.New("the plan is not runnable until waived")
+	// errDone ends a program that printed what it was asked for (--list-codes) with ExitOK.
+	errDone = errors.New("done")
 )
 
 // ExitCode returns the exit code for the error a program ends with.
 func ExitCode(err error) int {
 	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, errDone):
 		return ExitOK
 	case errors.Is(err, ErrUsage):
 		return ExitUsage
@@ -54,13 +62,21 @@ func ExitCode(err error) int {
 	return ExitError
 }
 
-// Exit prints the error the program ends with (nothing for nil and --help) and returns its exit code.
+// Exit prints the error the program ends with (nothing for nil, --help and --list-codes) and
+// returns its exit code.
 func Exit(name string, err error, stderr io.Writer) int {
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.Is(err, errDone) {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	}
 	return ExitCode(err)
 }
+
+// UsageError returns an error wrapping ErrUsage: a flag the program refuses (ExitUsage).
+func UsageError(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUsage}, a...)...)
+}
+
+func usage(format string, a ...any) error { return UsageError(format, a...) }
 
 // Spec describes one flag for --help: Arg names its value ("FILE"), Example is a command-line
 // fragment showing it in use.
@@ -69,7 +85,7 @@ type Spec struct {
 }
 
 // Command is an example's command line: its flags, with an example line each in --help, and the
-// sections --help prints after them.
+// sections --help prints after them. Every command has --list-codes.
 type Command struct {
 	// Name is the program's name; Invocation how it was started ("go run ./examples/upgrade" under
 	// go run), for the commands the program suggests.
@@ -78,15 +94,17 @@ type Command struct {
 	Synopsis string
 	// Sections are printed after the flags (offline dump commands, exit codes).
 	Sections []string
-	// Out receives --help.
+	// Out receives --help and --list-codes.
 	Out io.Writer
 
-	fs    *flag.FlagSet
-	specs []Spec
-	set   map[string]bool
+	fs     *flag.FlagSet
+	specs  []Spec
+	set    map[string]bool
+	checks []func() error
+	codes  *bool
 }
 
-// NewCommand returns a command whose --help goes to out.
+// NewCommand returns a command whose --help and --list-codes go to out.
 func NewCommand(name, synopsis string, out io.Writer) *Command {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -94,10 +112,16 @@ func NewCommand(name, synopsis string, out io.Writer) *Command {
 	if strings.Contains(inv, "go-build") { // go run: the binary lives in a temporary folder
 		inv = "go run ./examples/" + name
 	}
-	return &Command{Name: name, Invocation: inv, Synopsis: synopsis, Out: out, fs: fs}
+	c := &Command{Name: name, Invocation: inv, Synopsis: synopsis, Out: out, fs: fs}
+	c.codes = c.Bool(Spec{Name: "list-codes", Usage: "print every finding code with what it means, and which can be waived, then exit", Example: "--list-codes"})
+	return c
 }
 
 func (c *Command) add(s Spec) { c.specs = append(c.specs, s) }
+
+// check adds a check Parse runs once the flags are parsed, for the flag values that are wrong
+// whatever the mesh.
+func (c *Command) check(f func() error) { c.checks = append(c.checks, f) }
 
 // String defines a string flag.
 func (c *Command) String(s Spec, def string) *string {
@@ -117,8 +141,9 @@ func (c *Command) Duration(s Spec, def time.Duration) *time.Duration {
 	return c.fs.Duration(s.Name, def, s.Usage)
 }
 
-// Parse parses the arguments. --help prints the help and returns flag.ErrHelp; a bad flag returns an
-// error wrapping ErrUsage.
+// Parse parses the arguments and runs the flags' checks. --help prints the help and returns
+// flag.ErrHelp; --list-codes prints the codes and returns an error that exits 0; a bad flag
+// returns an error wrapping ErrUsage.
 func (c *Command) Parse(args []string) error {
 	err := c.fs.Parse(args)
 	switch {
@@ -126,12 +151,66 @@ func (c *Command) Parse(args []string) error {
 		c.Usage()
 		return err
 	case err != nil:
-		return fmt.Errorf("%w: %v (see --help)", ErrUsage, err)
+		return usage("%v (see --help)", err)
 	case c.fs.NArg() > 0:
-		return fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, c.fs.Arg(0))
+		return usage("unexpected argument %q (see --help)", c.fs.Arg(0))
 	}
 	c.set = map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	if *c.codes {
+		ListCodes(c.Out)
+		return errDone
+	}
+	var errs []error
+	for _, check := range c.checks {
+		errs = append(errs, check())
+	}
+	return errors.Join(errs...)
+}
+
+// ListCodes prints every finding code, whether a plan can be told to accept it (--waive) and what
+// it means.
+func ListCodes(w io.Writer) {
+	fmt.Fprintln(w, "Finding codes (--waive CODE,... accepts waivable findings; blocking ones must be fixed):")
+	for _, c := range plan.AllCodes() {
+		fmt.Fprintf(w, "  %-40s %s\n", c, plan.CodeHelp(c))
+	}
+}
+
+// Waivers parses --waive: codes separated by commas or spaces, each a known finding code as
+// --list-codes prints it. An unknown code is a usage error naming the nearest known one.
+func Waivers(s string) ([]plan.Code, error) {
+	var out []plan.Code
+	var errs []error
+	for _, w := range List(s) {
+		c := plan.Code(w)
+		if plan.KnownCode(c) {
+			out = append(out, c)
+			continue
+		}
+		msg := fmt.Sprintf("--waive %s: no such finding code", w)
+		if near := plan.NearestCode(w); near != "" {
+			msg += fmt.Sprintf("; did you mean %s?", near)
+		}
+		errs = append(errs, usage("%s (--list-codes prints them all)", msg))
+	}
+	return out, errors.Join(errs...)
+}
+
+// CheckName refuses a flag value that is not a Kubernetes object name: a DNS-1123 label
+// (namespaces, revisions, tags) or, with subdomain, a DNS-1123 subdomain (nodes, NodePools).
+func CheckName(flagName, value string, subdomain bool) error {
+	if value == "" {
+		return nil
+	}
+	is := validation.IsDNS1123Label
+	what := "a DNS-1123 label (lower-case letters, digits and '-', at most 63)"
+	if subdomain {
+		is, what = validation.IsDNS1123Subdomain, "a DNS-1123 subdomain (lower-case letters, digits, '-' and '.')"
+	}
+	if msgs := is(value); len(msgs) > 0 {
+		return usage("--%s %q is not a valid name: want %s", flagName, value, what)
+	}
 	return nil
 }
 
@@ -144,13 +223,16 @@ func (c *Command) AtMostOne(names ...string) error {
 		}
 	}
 	if len(given) > 1 {
-		return fmt.Errorf("%w: %s exclude each other", ErrUsage, strings.Join(given, " and "))
+		return usage("%s exclude each other", strings.Join(given, " and "))
 	}
 	return nil
 }
 
 // IsSet reports whether the flag was given on the command line.
 func (c *Command) IsSet(name string) bool { return c.set[name] }
+
+// Has reports whether the command has the flag.
+func (c *Command) Has(name string) bool { return c.fs.Lookup(name) != nil }
 
 // Usage prints --help: the flags, each with its example, then the sections.
 func (c *Command) Usage() {
@@ -233,15 +315,12 @@ func (c *Command) Only(keep ...string) []string {
 	return out
 }
 
-// ExitCodesSection documents the exit codes in --help; success says what 0 means, and planning adds
-// the codes of a plan that cannot run.
-func ExitCodesSection(success string, planning bool) string {
-	s := "Exit codes:\n  0  " + success + "\n  1  an error: observation, a step, a value the library refused\n  2  bad flags"
-	if planning {
-		s += "\n  3  blocked: blocking findings or blocked steps stop the plan; fix the cause, then plan again" +
-			"\n  4  not runnable until waived: only waivable findings stop it; review them, then plan again with --waive CODE,..."
-	}
-	return s
+// ExitCodesSection documents the exit codes in --help; success says what 0 means.
+func ExitCodesSection(success string) string {
+	return "Exit codes:\n  0  " + success + "\n  1  an error: observation, a step, the cluster" +
+		"\n  2  bad flags: unknown, malformed, out of range (sizes below 1, negative durations), an unknown code or an invalid name" +
+		"\n  3  blocked: blocking findings or blocked steps stop the plan; fix the cause, then plan again" +
+		"\n  4  not runnable until waived: only waivable findings stop it; review them, then plan again with --waive CODE,..."
 }
 
 func contains(list []string, s string) bool {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"time"
 
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -20,20 +21,49 @@ type NodeFlags struct {
 // blueGreenOnly are the flags that apply to blue-green only.
 var blueGreenOnly = []string{"green-nodepools", "relabel", "green-nodes", "jobs", "local-storage"}
 
-// Register adds the flags; both and bg prefix the usage of the shared and the blue-green-only ones
-// ("" when every flag applies).
+// Register adds the flags and their checks; both and bg prefix the usage of the shared and the
+// blue-green-only ones ("" when every flag applies).
 func (f *NodeFlags) Register(c *Command, both, bg string) {
-	c.add(Spec{Name: "batch-size", Arg: "N", Usage: both + "nodes replaced or drained together (default 1)", Example: "--batch-size 5"})
+	c.add(Spec{Name: "batch-size", Arg: "N", Usage: both + "nodes replaced or drained together, 1 or more (default 1)", Example: "--batch-size 5"})
 	c.fs.IntVar(&f.BatchSize, "batch-size", 0, "")
-	c.add(Spec{Name: "drain-timeout", Arg: "DURATION", Usage: both + "bound on each node's drain, and on waiting for its Jobs (default 10m)", Example: "--drain-timeout 20m"})
+	c.add(Spec{Name: "drain-timeout", Arg: "DURATION", Usage: both + "bound on each node's drain, and on waiting for its Jobs, above 0 (default 10m)", Example: "--drain-timeout 20m"})
 	c.fs.DurationVar(&f.DrainTimeout, "drain-timeout", 0, "")
 	str := func(p *string, s Spec, def string) { c.add(s); c.fs.StringVar(p, s.Name, def, s.Usage) }
 	str(&f.GreenNodePools, Spec{Name: "green-nodepools", Arg: "NODEPOOL,...", Usage: bg + "Karpenter NodePools whose new nodes run the new ztunnel (their template gets the green label)", Example: "--green-nodepools general,batch"}, "")
 	str(&f.Relabel, Spec{Name: "relabel", Arg: "NODE,...", Usage: bg + "existing nodes switched to the new ztunnel one at a time (each drained first)", Example: "--relabel ip-10-0-1-11.ec2.internal"}, "")
-	c.add(Spec{Name: "green-nodes", Arg: "N", Usage: bg + "ready green nodes to wait for before workloads move (nodes you add labelled ambientkit.io/ztunnel=green)", Example: "--green-nodes 3"})
+	c.add(Spec{Name: "green-nodes", Arg: "N", Usage: bg + "ready green nodes to wait for before workloads move, 1 or more (nodes you add labelled ambientkit.io/ztunnel=green)", Example: "--green-nodes 3"})
 	c.fs.IntVar(&f.GreenNodes, "green-nodes", 0, "")
 	str(&f.Jobs, Spec{Name: "jobs", Arg: "wait|evict", Usage: bg + "running Jobs: drains wait until they finish (default) or evict them", Example: "--jobs evict"}, "")
 	str(&f.LocalStorage, Spec{Name: "local-storage", Arg: "ask|evict", Usage: bg + "pods with emptyDir data: ask before the first drain that loses it (default), or evict", Example: "--local-storage evict"}, "")
+	c.check(func() error { return f.check(c) })
+}
+
+// check refuses sizes below 1, durations of 0 or less, names that are no node or NodePool names,
+// unknown policies and capacity given two ways. A size or duration left out takes the planner's
+// default; one given is never changed into another.
+func (f *NodeFlags) check(c *Command) error {
+	var errs []error
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"batch-size", f.BatchSize}, {"green-nodes", f.GreenNodes}} {
+		if c.IsSet(n.name) && n.v < 1 {
+			errs = append(errs, usage("--%s %d: want 1 or more", n.name, n.v))
+		}
+	}
+	if c.IsSet("drain-timeout") && f.DrainTimeout <= 0 {
+		errs = append(errs, usage("--drain-timeout %s: want a duration above 0 (10m, 1h)", f.DrainTimeout))
+	}
+	for _, n := range List(f.GreenNodePools) {
+		errs = append(errs, CheckName("green-nodepools", n, true))
+	}
+	for _, n := range List(f.Relabel) {
+		errs = append(errs, CheckName("relabel", n, true))
+	}
+	if err := f.BlueGreen().Validate(); err != nil {
+		errs = append(errs, usage("%v", err))
+	}
+	return errors.Join(errs...)
 }
 
 // BlueGreen returns the blue-green strategy the flags ask for.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,8 @@ func (r *RBAC) Register(c *Command) {
 	c.fs.StringVar(&r.Account, "rbac-account", "", "")
 }
 
-// Check refuses an --rbac-account that is not NAMESPACE/NAME, or one given without --rbac.
+// Check refuses an --rbac-account that is not NAMESPACE/NAME of valid names, or one given without --rbac.
+
 func (r *RBAC) Check() error {
 	if r.Account == "" {
 		return nil
@@ -38,10 +40,11 @@ func (r *RBAC) Check() error {
 	if r.File == "" {
 		return fmt.Errorf("%w: --rbac-account applies with --rbac only", ErrUsage)
 	}
-	if ns, name, ok := strings.Cut(r.Account, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return fmt.Errorf("%w: --rbac-account %q: want NAMESPACE/NAME of a ServiceAccount", ErrUsage, r.Account)
+	ns, name, ok := strings.Cut(r.Account, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return usage("--rbac-account %q: want NAMESPACE/NAME of a ServiceAccount", r.Account)
 	}
-	return nil
+	return errors.Join(CheckName("rbac-account", ns, false), CheckName("rbac-account", name, true))
 }
 
 // RunPermissions is what an example run needs besides the plan and the executor: observe.Live of

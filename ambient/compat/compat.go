@@ -120,6 +120,7 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	fs = append(fs, cniRules(s, cniOptions{Target: opts.Target})...)
 	fs = append(fs, ztunnelRules(s, ztunnelOptions{Target: opts.Target})...)
 	fs = append(fs, checkAddedTrust(s, opts.AddsZtunnels)...)
+	fs = append(fs, referenceRules(s)...)
 	fs = append(fs, checkKubernetes(s, data, opts.Target)...)
 	fs = append(fs, checkEndOfLife(s, data, opts)...)
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)

@@ -288,15 +288,11 @@ func (u *upgrader) addedZtunnels(s *mesh.Snapshot, hop mesh.Version, prefix stri
 func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string, first bool) (*mesh.Snapshot, error) {
 	b := u.b
 	strategy := steps.OrDefault(string(u.opts.Strategy), string(StrategyRevision))
-	pre := plan.Step{ID: "prechecks", Description: "re-run the compatibility checks against the live cluster",
-		Reason: "the cluster may have changed since the plan was made; every finding must still be clear or waived", Risk: plan.RiskNone,
-		Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{Target: u.opts.Target.String(), Strategy: strategy},
-			"ComputeCompatibility reports nothing that stops the upgrade")}}}
+	pre := compat.PrecheckStep("", u.opts.Target, compat.Strategy(strategy))
 	if !first {
-		pre = plan.Step{ID: prefix + "prechecks", Description: fmt.Sprintf("re-run the compatibility checks before the hop to %s", target),
-			Reason: "the previous hop must have left the mesh as planned; findings predicted for this hop are checked for real now", Risk: plan.RiskNone,
-			Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{Target: target.String(), Strategy: strategy},
-				fmt.Sprintf("ComputeCompatibility for %s reports nothing that stops the hop", target))}}}
+		pre = compat.PrecheckStep(prefix, target, compat.Strategy(strategy))
+		pre.Description = fmt.Sprintf("re-run the compatibility gate before the hop to %s", target)
+		pre.Reason = "the previous hop must have left the mesh as planned; findings predicted for this hop are checked for real now"
 	}
 	b.Add(pre)
 	for _, f := range settingFindings(b, s, target) {

@@ -440,13 +440,13 @@ const (
 	TaintCNINotReady          = "cni.istio.io/not-ready"
 )
 
-// MeshLabels are the namespace labels a snapshot keeps.
-var MeshLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
+// NamespaceLabels are the mesh labels of a namespace that a snapshot keeps.
+var NamespaceLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
 
 // Namespace with its mesh labels and a summary of its pods.
 type Namespace struct {
 	Name string `json:"name"`
-	// Labels holds only the mesh labels (MeshLabels).
+	// Labels holds only the mesh labels (NamespaceLabels).
 	Labels map[string]string `json:"labels,omitempty"`
 	Pods   PodSummary        `json:"pods"`
 }

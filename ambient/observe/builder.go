@@ -218,7 +218,7 @@ func anyImageNamed(spec corev1.PodSpec, name string) bool {
 
 func (b *builder) addNamespace(n *corev1.Namespace) {
 	labels := map[string]string{}
-	for _, k := range mesh.MeshLabels {
+	for _, k := range mesh.NamespaceLabels {
 		if v, ok := n.Labels[k]; ok {
 			labels[k] = v
 		}

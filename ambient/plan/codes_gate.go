@@ -51,6 +51,24 @@ const (
 	// CodeNodePoolMissing details: nodePool, nodes (count). Nodes are labelled with a Karpenter
 	// NodePool that does not exist. Object is the NodePool, Related the nodes.
 	CodeNodePoolMissing Code = "NODEPOOL_MISSING"
+
+	// Advisories (package ambient/advisories).
+
+	// CodeAdvisoryRunning details: advisory, component, version, newestUnaffected. A running
+	// version is affected by a known upgrade hazard whose conditions hold.
+	CodeAdvisoryRunning Code = "ADVISORY_AFFECTS_RUNNING"
+	// CodeAdvisoryTarget details: as CodeAdvisoryRunning. The target version is affected; waivable
+	// when a newer patch of its line is not.
+	CodeAdvisoryTarget Code = "ADVISORY_AFFECTS_TARGET"
+	// CodeAdvisoryUndecided details: advisories (comma-separated IDs). Advisories affect a version
+	// but depend on conditions the snapshot cannot decide.
+	CodeAdvisoryUndecided Code = "ADVISORY_UNDECIDED"
+	// CodeGRPCLimitTooLow details: revision, workloads, limit, need. istiod's gRPC receive limit is
+	// below what reconnecting ztunnels send at the mesh's size (advisory ztunnel#1966).
+	CodeGRPCLimitTooLow Code = "ISTIOD_GRPC_LIMIT_TOO_LOW"
+	// CodeLeftBehind details: advisory, object. An operation the plan performs leaves an object
+	// behind that the plan cannot delete safely; the remedy has the exact commands.
+	CodeLeftBehind Code = "LEFT_BEHIND_BY_UNINSTALL"
 )
 
 func init() {
@@ -63,6 +81,11 @@ func init() {
 		CodePolicyTargetMissing:       "a policy's targetRefs name a Gateway or Service that does not exist, so it applies to nothing there",
 		CodeTrustEntryMalformed:       "a trust-list entry has spaces istiod does not trim, so the ztunnel it was meant for is not trusted",
 		CodeNodePoolMissing:           "nodes are labelled with a Karpenter NodePool that does not exist",
+		CodeAdvisoryRunning:           "a running version is affected by a known upgrade hazard (ambient/advisories) whose conditions hold",
+		CodeAdvisoryTarget:            "the target version is affected by a known upgrade hazard; a newer patch of its line may not be",
+		CodeAdvisoryUndecided:         "advisories affect a running or target version but depend on conditions the snapshot cannot decide",
+		CodeGRPCLimitTooLow:           "istiod's gRPC receive limit (ISTIO_GPRC_MAXRECVMSGSIZE) is below what reconnecting ztunnels send at the mesh's size",
+		CodeLeftBehind:                "an operation of the plan leaves an object behind that the plan cannot delete safely",
 		CodeTrustNotPlannable:         "a ztunnel the plan adds connects to an istiod not installed with Helm, whose trust list the plan cannot change",
 		CodeTrustListOverridden:       "a ztunnel the plan adds connects to an istiod whose trust list comes from valueFrom, which overrides any env value a plan writes",
 		CodeDiscoveryUnknown:          "whether an istiod without Helm values discovers the namespace of a ztunnel the plan adds cannot be read",

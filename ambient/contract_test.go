@@ -39,7 +39,9 @@ var theFive = []primitive{
 		return tags.MoveTag(s, "canary", "1-31-4", tags.MoveOptions{Today: today})
 	}},
 	{"MigrateNamespace", false, func(s *mesh.Snapshot) (*plan.Plan, error) {
-		return migrate.MigrateNamespace(s, "payments", migrate.MigrateOptions{BackupFile: "/var/backups/payments.json", Today: today})
+		// orders: payments' L7 ALLOW policy has no Service a waypoint could serve, so no plan can keep it.
+		return migrate.MigrateNamespace(s, "orders", migrate.MigrateOptions{BackupFile: "/var/backups/orders.json", Today: today,
+			Waypoint: &migrate.WaypointRef{Name: "waypoint"}, CreateWaypoint: true})
 	}},
 }
 

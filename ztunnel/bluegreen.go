@@ -115,6 +115,12 @@ type BlueGreen struct {
 	// ScaleDownNodePool names a Karpenter NodePool of the blue nodes to stop (spec.limits cpu 0)
 	// once blue is gone; empty leaves every NodePool alone.
 	ScaleDownNodePool string
+	// ProbeImage is the image of the probe pod that proves green captures traffic before the first
+	// blue node is cordoned; empty means DefaultProbeImage.
+	ProbeImage string
+	// SkipProbe leaves the probe pod out (no image can be pulled, or no pod may be created): green is
+	// then proven only by a ready green ztunnel on a ready green node.
+	SkipProbe bool
 }
 
 // Name returns "blue-green".
@@ -134,6 +140,9 @@ func (g BlueGreen) Settings() map[string]string {
 	}
 	if g.CordonAll {
 		out["cordon"] = "all"
+	}
+	if g.SkipProbe {
+		out["probe"] = "off"
 	}
 	return out
 }
@@ -306,6 +315,12 @@ type bg struct {
 	base               string
 	blueNodes          []mesh.Node // the nodes workloads move off (relabelled ones excluded)
 	greenAccount       string
+	// asked: the approval of the emptyDir data lost is in the plan.
+	asked bool
+	// stuck are the blue nodes ambient DaemonSet pods stay on (daemonSetsOnBlue).
+	stuck []string
+	// released are the held blue nodes a step already let Karpenter disrupt again.
+	released map[string]bool
 }
 
 // AddBlueGreen adds the steps of a blue-green ztunnel replacement of the snapshot's one ztunnel to
@@ -336,15 +351,31 @@ func AddBlueGreen(b *steps.Builder, s *mesh.Snapshot, opts BlueGreenStepOptions)
 	if err := x.nodes(); err != nil {
 		return err
 	}
-	x.findings()
-	x.labelBlue()
-	x.pinBlue()
-	x.trust(true)
-	x.installGreen()
-	x.capacity()
-	x.moveWorkloads()
-	x.finish()
+	for _, phase := range blueGreenPhases {
+		phase.plan(x)
+	}
 	return nil
+}
+
+// blueGreenPhases are the phases of a blue-green in the order the seed runbook does them by hand: what
+// a reviewer must know, blue labelled and pinned to its nodes, istiod trusting both, green installed,
+// green capacity brought and green proven on it, the workloads moved off blue in waves, then blue
+// removed and istiod trusting green alone. TestBlueGreenSafetyOrder states that order over generated
+// meshes, and swaps two of these to show it notices.
+var blueGreenPhases = []struct {
+	name string
+	plan func(x *bg)
+}{
+	{"findings", (*bg).findings},
+	{"label blue", (*bg).labelBlue},
+	{"pin blue", (*bg).pinBlue},
+	{"trust both", func(x *bg) { x.trust(true) }},
+	{"install green", (*bg).installGreen},
+	{"green capacity", (*bg).capacity},
+	{"green proven", (*bg).proveGreen},
+	{"drains", (*bg).moveWorkloads},
+	{"blue removed", (*bg).removeBlue},
+	{"trust green only", (*bg).finish},
 }
 
 // Green returns the green ztunnel as it will run once the blue-green replacement of the snapshot's

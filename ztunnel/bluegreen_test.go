@@ -219,7 +219,7 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 	}
 	base := "ztunnel/bluegreen/"
 	order := []string{"prechecks", base + "label-blue", base + "pin-blue", base + "trust/istiod-1-30-3", base + "namespace", base + "install-green",
-		base + "hold", base + "nodepool/general", base + "green-ready", base + "blue-empty", base + "blue/backup", base + "blue/uninstall",
+		base + "hold", base + "nodepool/general", base + "green-capacity", base + "green-ready", base + "probe/captured", base + "blue-empty", base + "blue/backup", base + "blue/uninstall",
 		base + "trust-green-only/istiod-1-30-3", base + "unlabel-blue", base + "release"}
 	last := -1
 	for _, id := range order {
@@ -229,15 +229,24 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 		}
 		last = i
 	}
-	if _, ok := p.Step(base + "green-capacity"); ok {
-		t.Error("with NodePools the plan must not wait for green nodes before the first drain: Karpenter launches them for the evicted pods")
+	// With NodePools the plan used to wait for no green node (Karpenter launches them for the
+	// evicted pods), so its green-ready check passed with no green node at all and every blue node
+	// was cordoned before any green ztunnel had run (issue 18). Now the probe pod makes Karpenter
+	// launch one, and the plan waits for it before the first cordon.
+	if st, ok := p.Step(base + "green-capacity"); !ok {
+		t.Error("with NodePools the plan must still wait for a ready green node before the first cordon")
+	} else if a, err := plan.ArgsOf[plan.NodesReadyArgs](st.WaitFor.Check); err != nil || a.Min < 1 {
+		t.Errorf("green-capacity waits for %+v (%v), want at least one green node", a, err)
+	}
+	if index(t, p, base+"probe/start") > index(t, p, base+"green-capacity") || index(t, p, base+"probe/captured") < index(t, p, base+"green-ready") {
+		t.Error("the probe starts before the wait for green nodes (it makes Karpenter launch one) and is captured after green is ready")
 	}
 	cordons, drains := stepsWithPrefix(p, base+"cordon/"), stepsWithPrefix(p, base+"drain/")
 	if len(cordons) != 6 || len(drains) != 6 {
 		t.Fatalf("want every blue node cordoned and drained: %d cordons, %d drains", len(cordons), len(drains))
 	}
-	if index(t, p, base+"green-ready") > index(t, p, cordons[0].ID) {
-		t.Error("no blue node may be cordoned before green is ready")
+	if index(t, p, base+"probe/captured") > index(t, p, cordons[0].ID) {
+		t.Error("no blue node may be cordoned before green is proven")
 	}
 	for i, d := range drains {
 		c, ok := p.Step(base + "cordon/" + d.Drain.Node)

@@ -52,6 +52,7 @@ func ExampleBlueGreenZtunnel() {
 	// step: ztunnel/bluegreen/namespace
 	// step: ztunnel/bluegreen/install-green
 	// step: ztunnel/bluegreen/hold
+	// step: ztunnel/bluegreen/green-capacity
 	// step: ztunnel/bluegreen/green-ready
 	// step: ztunnel/bluegreen/blue-empty
 	// step: ztunnel/bluegreen/unlabel-blue

@@ -3,6 +3,7 @@ package ztunnel
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -210,8 +211,20 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	base := idBase(s, z, opts.IDPrefix)
 	note := resetNote(z)
 	before := []string{b.Last()}
+	lost := nodeByNodeLoss(ix, order)
+	if len(lost) > 0 {
+		b.Finding(plan.Finding{Code: plan.CodeDrainLosesEmptyDir, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+			Details: map[string]string{"pods": strconv.Itoa(len(lost))},
+			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
+			Remedy:  askOrEvict(nbn.LocalStorage)})
+	}
 	for start := 0; start < len(order); start += batch {
 		end := min(start+batch, len(order))
+		if len(lost) > 0 && nbn.LocalStorage != LocalStorageEvict && len(nodeByNodeLoss(ix, order[start:end])) > 0 {
+			st := steps.LocalStorageApproval(fmt.Sprintf("%sbatch/%d/approve-local-storage", base, start/batch+1), lost)
+			b.Add(st, before...)
+			before, lost = []string{st.ID}, nil
+		}
 		var done []string
 		wave := fmt.Sprintf("%sbatch/%d", base, start/batch+1)
 		for _, d := range order[start:end] {
@@ -249,6 +262,26 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 		b.Add(gate, done...)
 		before = []string{gate.ID}
 	}
+}
+
+// nodeByNodeLoss names the pods whose emptyDir data the drains of the nodes lose: those of nodes
+// that ran ambient pods, which are drained whole (the others' drains evict only ambient pods moved
+// there since planning). Node by node evicts Jobs too.
+func nodeByNodeLoss(ix *steps.Index, order []steps.DrainNode) []string {
+	var nodes []mesh.Node
+	for _, d := range order {
+		if d.Ambient {
+			nodes = append(nodes, d.Node)
+		}
+	}
+	return steps.LocalStorageLoss(ix, nodes, false)
+}
+
+func askOrEvict(p LocalStoragePolicy) string {
+	if p == LocalStorageEvict {
+		return "the strategy drains them without asking (LocalStorage: evict); move the data elsewhere first if it matters"
+	}
+	return "the plan asks for approval before the first drain that loses it (LocalStorage: evict drains without asking)"
 }
 
 // blueGreenRevision is the revision green connects to: the new one when the upgrade installs one,

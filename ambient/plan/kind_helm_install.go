@@ -23,7 +23,7 @@ var helmInstallKind = kindSpec{
 	// action_helm_install.go, through the HelmClient: what Helm stores and applies (permissions_helm.go).
 	permissions: func(s *Step, dry bool, n need) {
 		h := s.HelmInstall
-		n.helm(helmInstallOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry)
+		n.helm(helmInstallOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry, true)
 	},
 	release: func(s *Step) (string, string) { return helmReleaseOf(s.HelmInstall) },
 }

@@ -26,7 +26,7 @@ var helmUpgradeKind = kindSpec{
 	// action_helm_upgrade.go, through the HelmClient: what Helm stores and applies (permissions_helm.go).
 	permissions: func(s *Step, dry bool, n need) {
 		h := s.HelmUpgrade
-		n.helm(helmUpgradeOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry)
+		n.helm(helmUpgradeOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry, h.FromVersion == "" || h.FromVersion != h.Chart.Version)
 	},
 	release: func(s *Step) (string, string) { return helmReleaseOf(s.HelmUpgrade) },
 }

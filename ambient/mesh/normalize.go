@@ -26,6 +26,7 @@ func (s *Snapshot) Normalize() {
 	})
 	for i := range s.Revisions {
 		sort.Strings(s.Revisions[i].TrustedZtunnelAccounts)
+		sort.Strings(s.Revisions[i].UnknownSettings)
 	}
 	sort.Slice(s.Tags, func(i, j int) bool { return s.Tags[i].Name < s.Tags[j].Name })
 	sort.Slice(s.Injectors, func(i, j int) bool { return s.Injectors[i].Name < s.Injectors[j].Name })

@@ -128,6 +128,42 @@ type Revision struct {
 	TrustedAccountsUnknown bool `json:"trustedAccountsUnknown,omitempty"`
 	// HelmRelease that installed it, when known.
 	HelmRelease string `json:"helmRelease,omitempty"`
+	// Settings holds the values of the discovery container's variables named in IstiodSettings that
+	// are set and readable; a variable that is not set is absent (istiod then uses its default).
+	Settings map[string]string `json:"settings,omitempty"`
+	// UnknownSettings names the variables of IstiodSettings set from a source the snapshot cannot
+	// read (valueFrom, envFrom), sorted.
+	UnknownSettings []string `json:"unknownSettings,omitempty"`
+}
+
+// Variables of istiod's discovery container that rules read (istio/istio@eed52ebb66ad:
+// pilot/pkg/features/pilot.go and tuning.go register them with their defaults).
+const (
+	// EnvUntaintControllers turns on istiod's node untaint controller; default false.
+	EnvUntaintControllers = "PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS"
+	// EnvUntaintTaintName is the taint that controller removes; default TaintCNINotReady. istiod
+	// reads it from 1.30.3 and 1.31.0 (release note 59499.yaml, advisory istio#57844).
+	EnvUntaintTaintName = "PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME"
+	// EnvMaxRecvMsgSize is istiod's gRPC receive limit in bytes (the misspelling is istiod's);
+	// default 4 MiB.
+	EnvMaxRecvMsgSize = "ISTIO_GPRC_MAXRECVMSGSIZE"
+	// DefaultMaxRecvMsgSize is EnvMaxRecvMsgSize's default, 4 MiB.
+	DefaultMaxRecvMsgSize = 4 * 1024 * 1024
+)
+
+// IstiodSettings are the variables a snapshot keeps in Revision.Settings.
+var IstiodSettings = []string{EnvUntaintControllers, EnvUntaintTaintName, EnvMaxRecvMsgSize}
+
+// Setting returns a variable of Settings; known is false when it is set from a source the snapshot
+// cannot read, so that neither the value nor the default can be assumed.
+func (r Revision) Setting(name string) (value string, set, known bool) {
+	for _, u := range r.UnknownSettings {
+		if u == name {
+			return "", true, false
+		}
+	}
+	v, ok := r.Settings[name]
+	return v, ok, true
 }
 
 // Ready reports whether the revision has at least one replica and all desired replicas are ready.

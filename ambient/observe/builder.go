@@ -353,6 +353,19 @@ func (b *builder) addIstiod(d *appsv1.Deployment) {
 			r.TrustedAccountsUnknown = true
 		}
 	}
+	for _, name := range mesh.IstiodSettings {
+		v, found := env(c, name)
+		switch {
+		case !found:
+		case v.known:
+			if r.Settings == nil {
+				r.Settings = map[string]string{}
+			}
+			r.Settings[name] = v.value
+		default:
+			r.UnknownSettings = append(r.UnknownSettings, name)
+		}
+	}
 	b.revisions = append(b.revisions, r)
 }
 

@@ -186,6 +186,7 @@ func (b *builder) addPod(p *corev1.Pod) {
 
 	// Workload.
 	key := podOwner(p)
+	b.notePodExtras(key, p)
 	w := b.workloads[key]
 	if w == nil {
 		w = &workloadAgg{nodes: map[string]bool{}}

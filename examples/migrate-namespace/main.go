@@ -2,7 +2,7 @@
 // report and the plan as a Markdown runbook, asks, and applies it step by step; --rollback-to undoes
 // the saved plan back to a step (its first step undoes it all). --from-dir only reports and plans.
 //
-//	go run ./examples/migrate-namespace --namespace shop --waypoint waypoint --apply all [--context C] [--from-dir DIR]
+//	go run ./examples/migrate-namespace --namespace shop --waypoint waypoint --apply all [--context C] [--from-dir DIR] [-o json]
 package main
 
 import (
@@ -39,6 +39,7 @@ var (
 	planFile    = flag.String("plan-file", "migrate.plan.yaml", "where the plan is saved, and read back by --rollback-to")
 	rollbackTo  = flag.String("rollback-to", "", "undo the saved plan back to this step, inclusive (waypoint, restart, ...)")
 	yes         = flag.Bool("yes", false, "do not ask; health gates then rely on the mesh's own signals")
+	output      = flag.String("o", "markdown", "how the report and the plan are printed: markdown, or json (the plan document, which carries the readiness findings)")
 )
 
 func main() {
@@ -64,6 +65,9 @@ func ask(q string) bool {
 func run(ctx context.Context) error {
 	if *ns == "" {
 		return errors.New("--namespace is required")
+	}
+	if *output != "markdown" && *output != "json" {
+		return fmt.Errorf("-o %q: want markdown or json", *output)
 	}
 	var c client.Client
 	observeMesh := func(ctx context.Context) (*mesh.Snapshot, error) {
@@ -123,10 +127,14 @@ func run(ctx context.Context) error {
 	}
 	var md strings.Builder
 	plan.RenderFindings(&md, report.Findings)
-	fmt.Printf("# Readiness of namespace %s (ready: %v)\n\n%s", *ns, report.Ready, md.String())
+	if *output == "markdown" {
+		fmt.Printf("# Readiness of namespace %s (ready: %v)\n\n%s", *ns, report.Ready, md.String())
+	}
 	opts.Apply = refs(*apply)
 	for _, pr := range report.Proposals {
-		fmt.Printf("- proposal: %s replaces %s\n", pr.Ref(), pr.For)
+		if *output == "markdown" {
+			fmt.Printf("- proposal: %s replaces %s\n", pr.Ref(), pr.For)
+		}
 		if *apply == "all" {
 			opts.Apply = append(opts.Apply, pr.For)
 		}
@@ -135,8 +143,17 @@ func run(ctx context.Context) error {
 	if p == nil {
 		return err
 	}
-	fmt.Println()
-	if rerr := plan.RenderMarkdown(os.Stdout, p); rerr != nil || errors.Is(err, migrate.ErrBlocked) {
+	render := func() error { fmt.Println(); return plan.RenderMarkdown(os.Stdout, p) }
+	if *output == "json" {
+		render = func() error {
+			b, err := plan.EncodeJSON(p)
+			if err == nil {
+				_, err = os.Stdout.Write(b)
+			}
+			return err
+		}
+	}
+	if rerr := render(); rerr != nil || errors.Is(err, migrate.ErrBlocked) {
 		return errors.Join(err, rerr)
 	}
 	b, _ := plan.EncodeYAML(p)

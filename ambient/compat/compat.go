@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ambientkit/ambientkit/ambient/advisories"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
@@ -41,6 +42,8 @@ type Options struct {
 	// Waive lists waivable finding codes the caller accepts. Unknown codes are an error; waiving a
 	// blocking finding has no effect.
 	Waive []plan.Code
+	// Advisories is the data of known upgrade hazards; nil means advisories.Default().
+	Advisories *advisories.Data
 	// AddsZtunnels are the ztunnels the plan being made installs beside the running ones (a
 	// blue-green's green): istiod must come to trust them, in a way the plan can change.
 	AddsZtunnels []AddedZtunnel
@@ -127,6 +130,7 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	fs = append(fs, checkKnownVersions(s, data)...)
 	fs = append(fs, checkHelmRecords(s)...)
 	fs = append(fs, environmentRules(s, opts.Target)...)
+	fs = append(fs, skewRules(s, opts.Target, inPlace, opts.Advisories)...)
 	for i := range fs {
 		if fs[i].Severity == plan.Waivable && waive[fs[i].Code] {
 			fs[i].Waived = true

@@ -217,8 +217,8 @@ func writeMissed(b *strings.Builder, all []*State) {
 		}
 	}
 	fmt.Fprintf(b, "\n## What main missed before the corpus (2f8753b)\n\n"+
-		"%d states were missed (or only partly answered) by main at 2f8753b; %d of them are answered now, %d wait "+
-		"for another area (pending). Measured, not claimed: build the examples of 2f8753b and run "+
+		"%d states were missed (or only partly answered) by main at 2f8753b; %d of them are answered now, and %d "+
+		"pending on another area's change. Measured, not claimed: build the examples of 2f8753b and run "+
 		"`CORPUS_EXAMPLES_BIN=<folder> go test ./examples -run TestBrokenCorpus` (the test then lists the states "+
 		"those binaries miss).\n\n", len(answered)+len(pending), len(answered), len(pending))
 	b.WriteString("| state | why main missed it | what answers it now |\n|---|---|---|\n")

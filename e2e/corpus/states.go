@@ -19,7 +19,6 @@ const today = "2026-12-01"
 const (
 	byRegression  = "regression"
 	byCorpus      = "corpus"
-	byAdvisories  = "advisories (version-bound hazards in ambient/compat)"
 	byDanglingRef = "dangling references (ambient/compat)"
 )
 

@@ -551,10 +551,11 @@ spec:
 `, nil)
 		},
 		Command: []string{"move-tag", "--tag", "prod", "--revision", "1-30-1", "--assume-installed", ""},
-		Expect: []Expected{{Code: "TAG_MOVE_DROPS_GATEWAY_CONFIG", Object: "Gateway shop/waypoint"},
-			{Code: "TAG_MOVE_DROPS_GATEWAY_CONFIG", Object: "Gateway ingress/public"}},
-		Today: todayMissed, Answers: byAdvisories, Pending: true,
+		Expect: []Expected{{Code: "GATEWAY_REVISION_CHANGE_DROPS_CONFIG", Object: "Gateway shop/waypoint"},
+			{Code: "GATEWAY_REVISION_CHANGE_DROPS_CONFIG", Object: "Gateway ingress/public"}},
+		Today: todayMissed, Answers: byCorpus,
 		Before: "tags.MoveTag said only that the waypoint is redeployed; no version-bound hazard reached a finding",
+		Rule:   "tags.MoveTag (gatewayDropFindings) through compat.GatewayRevisionChangeFindings (ambient/compat/gatewayrev.go), its ranges from advisory istio#59959 (ambient/advisories)",
 	},
 	{
 		ID:      "z03-dry-run-policy-old-ztunnel",
@@ -584,8 +585,9 @@ spec:
 		},
 		Command: planUpgrade("1.29.6", "--strategy", "in-place"),
 		Expect:  []Expected{{Code: "DRY_RUN_POLICY_ENFORCED_BY_OLD_ZTUNNEL", Object: "AuthorizationPolicy shop/deny-all-dry"}},
-		Today:   todayMissed, Answers: byAdvisories, Pending: true,
+		Today:   todayMissed, Answers: byCorpus,
 		Before: "the migration assumed AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY unset (AUTHZ_DRY_RUN_IGNORED), and no rule related istiod's setting to ztunnel's version",
+		Rule:   "dryRunSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio-note/authz-dry-run-ambient (ambient/advisories)",
 	},
 	{
 		ID:    "z04-serviceentry-none-old-ztunnel",
@@ -615,8 +617,9 @@ spec:
 		},
 		Command: planUpgrade("1.28.10", "--strategy", "in-place"),
 		Expect:  []Expected{{Code: "SERVICEENTRY_NACKED_BY_OLD_ZTUNNEL", Object: "ServiceEntry shop/redis-vm"}},
-		Today:   todayMissed, Answers: byAdvisories, Pending: true,
+		Today:   todayMissed, Answers: byCorpus,
 		Before: "ServiceEntries were not read and no rule knew ztunnel 1.27 NACKs resolution NONE entries sent by istiod 1.28",
+		Rule:   "serviceEntryNoneSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio#57656 (ambient/advisories)",
 	},
 }
 

@@ -59,6 +59,9 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
 		plan.NewCheck(mesh.ObjectRef{}, plan.RevisionReadyArgs{Revision: rev}, fmt.Sprintf("revision %s serves injection and xDS", rev))}
 	for _, g := range s.Gateways {
+		if g.Revision == "" {
+			continue // owned by no revision (GATEWAY_NOT_OWNED says so): there is no owner to keep
+		}
 		checks = append(checks, plan.NewCheck(g.Ref(), plan.GatewayOwnerArgs{Revision: g.Revision},
 			fmt.Sprintf("%s is still owned by revision %s (installing a revision must not take gateways over)", g.Ref(), g.Revision)))
 	}

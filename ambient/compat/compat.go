@@ -143,6 +143,8 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	fs = append(fs, checkCRDOwnership(s)...)
 	fs = append(fs, checkKnownVersions(s, data)...)
 	fs = append(fs, checkHelmRecords(s)...)
+	fs = append(fs, environmentRules(s, opts.Target)...)
+	fs = append(fs, skewRules(s, opts.Target, inPlace, adv)...)
 	for i := range fs {
 		if fs[i].Severity == plan.Waivable && waive[fs[i].Code] {
 			fs[i].Waived = true

@@ -8,6 +8,10 @@
 #   bash hack/e2e-cluster.sh down
 #
 # With E2E_FAKE_NODES=on the suites create (and afterwards delete) their kwok nodes. State lives in ${E2E_CLUSTER_DIR:-$TMPDIR/ambientkit-e2e-cluster}.
+# E2E_TIMING=realistic makes every pod honour its termination grace period and delays ztunnel readiness
+# (E2E_ZTUNNEL_READY, default 3s; set alone, it delays only ztunnel); by default only pods annotated
+# e2e.ambientkit.io/timing=realistic or e2e.ambientkit.io/ready-after=<duration> are slow
+# (e2e/internal/kwokstages).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${E2E_CLUSTER_DIR:-${TMPDIR:-/tmp}/ambientkit-e2e-cluster}
@@ -20,7 +24,7 @@ case "${1:-}" in
 up)
   {
     printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n'
-    cat "$root/e2e/internal/cluster/stages.yaml"
+    (cd "$root" && go run ./e2e/internal/kwokstages/cmd/kwok-stages -timing "${E2E_TIMING:-fast}" -ztunnel-ready "${E2E_ZTUNNEL_READY:-}")
   } >"$dir/kwokctl.yaml"
   "$bin/kwokctl" create cluster --name "$name" --runtime binary --config "$dir/kwokctl.yaml" \
     --kube-apiserver-binary "$bin/kube-apiserver" --kube-controller-manager-binary "$bin/kube-controller-manager" \

@@ -35,14 +35,16 @@ if [ -z "${E2E_RUN_DIR:-}" ]; then
 fi
 export E2E_RUN_DIR
 
-# Whatever happens to go test (timeout panic, kill), no kwok cluster of this run survives it.
+# Whatever happens to go test (timeout panic, kill), no kwok cluster of this run survives it: the
+# shared one (work directory $E2E_RUN_DIR/kwok) nor one a suite made of its own ($E2E_RUN_DIR/<dir>/kwok).
 cleanup() {
-  local d name
-  for d in "$E2E_RUN_DIR"/kwok/clusters/*/; do
+  local d name work
+  for d in "$E2E_RUN_DIR"/kwok/clusters/*/ "$E2E_RUN_DIR"/*/kwok/clusters/*/; do
     [ -d "$d" ] || continue
     name=$(basename "$d")
+    work=$(dirname "$(dirname "$d")")
     log "deleting leftover kwok cluster $name"
-    KWOK_WORKDIR="$E2E_RUN_DIR/kwok" "$E2E_BIN_DIR/kwokctl" delete cluster --name "$name" >&2 || true
+    KWOK_WORKDIR="$work" "$E2E_BIN_DIR/kwokctl" delete cluster --name "$name" >&2 || true
   done
 }
 # E2E_KEEP_CLUSTER=1 asks the suites to leave the cluster running: so does this script.

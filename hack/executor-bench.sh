@@ -8,14 +8,30 @@
 #      would, every blue node cordoned and drained onto them, blue removed.
 #
 # Each run prints API requests per node (by verb and resource, attributed to the step they were made
-# for; evictions apart) and the executor process's CPU time as a share of the Apply's wall time.
+# for; evictions apart), the executor process's CPU time as a share of the Apply's wall time, and the
+# waves' wall time against their physical limit (e2e/executorbench/limit): per wave the slowest node's
+# drain (its longest grace period, or longer where a PodDisruptionBudget lets its pods terminate only
+# one at a time), plus the new ztunnel's readiness (node by node), plus the health gate's settle. The
+# last line of each strategy's report is "ratio: <wall ÷ limit>"; before it, limit_s, wall_s,
+# requests_per_node_beyond_evictions, executor_cpu_share and max_nodes_draining (the most nodes
+# draining at one instant, from a watch on the pods: first eviction to last evicted pod gone).
+#
+# Real timing on kwok: the fleet's pods are annotated e2e.ambientkit.io/timing=realistic, so an evicted
+# pod stays Terminating for its grace period (e2e/internal/kwokstages); the replacements come from the
+# real ReplicaSet and StatefulSet controllers and the scheduler, so the budgets really bind; ztunnel
+# pods turn Ready BENCH_ZTUNNEL_READY after they start. Everything else (istiod, the charts' own pods)
+# stays as fast as kwok makes it.
 #
 #   flock /tmp/ak/e2e.lock bash hack/executor-bench.sh          # 1,000 nodes, 200 namespaces, 5,000 pods
 #   EXECUTOR_BENCH_LOCK=/tmp/ak/e2e.lock bash hack/executor-bench.sh   # builds first, locks only for the cluster
-#   BENCH_NODES=100 BENCH_PODS=500 BENCH_NAMESPACES=20 bash hack/executor-bench.sh
+#   BENCH_NODES=40 BENCH_BATCH=10 BENCH_POD_GRACE=10s bash hack/executor-bench.sh   # a small run
 #
-# Environment: BENCH_NODES (1000), BENCH_NAMESPACES (200), BENCH_PODS (5000, rounded down to 4 Deployments per namespace), BENCH_BATCH (10 nodes
-# per batch), BENCH_GREEN (10 green nodes per pool), BENCH_TARGET (1.30.4), BENCH_STRATEGIES
+# Environment: BENCH_NODES (1000), BENCH_NAMESPACES (BENCH_NODES/5, at least 4), BENCH_PODS
+# (BENCH_NODES×5, rounded down to 4 Deployments per namespace), BENCH_BATCH (10 nodes per batch),
+# BENCH_POD_GRACE (20s: terminationGracePeriodSeconds of the Deployments' pods), BENCH_STS_REPLICAS (3:
+# pods of StatefulSet bench-0000/ledger, one per node, budget maxUnavailable 1; 0 for none),
+# BENCH_STS_GRACE (60s: their grace period), BENCH_ZTUNNEL_READY (3s: a new ztunnel pod's time to
+# Ready), BENCH_GREEN (10 green nodes per pool), BENCH_TARGET (1.30.4), BENCH_STRATEGIES
 # ("node-by-node blue-green"), BENCH_POLL (500ms), BENCH_SETTLE (1s per health gate), BENCH_RUN_DIR
 # (default a new folder under $TMPDIR; kept: logs, plans, events, reports), BENCH_KEEP_CLUSTER=1,
 # E2E_BIN_DIR (skip hack/e2e-bins.sh), EXECUTOR_BENCH_LOCK (a lock file taken once the tools are
@@ -28,9 +44,15 @@ t_start=$SECONDS
 log() { echo "executor-bench [$((SECONDS - t_start))s]: $*" >&2; }
 
 NODES=${BENCH_NODES:-1000}
-NAMESPACES=${BENCH_NAMESPACES:-200}
-PODS=${BENCH_PODS:-5000}
+ns_default=$((NODES / 5))
+[ "$ns_default" -ge 4 ] || ns_default=4
+NAMESPACES=${BENCH_NAMESPACES:-$ns_default}
+PODS=${BENCH_PODS:-$((NODES * 5))}
 BATCH=${BENCH_BATCH:-10}
+POD_GRACE=${BENCH_POD_GRACE:-20s}
+STS_REPLICAS=${BENCH_STS_REPLICAS:-3}
+STS_GRACE=${BENCH_STS_GRACE:-60s}
+ZTUNNEL_READY=${BENCH_ZTUNNEL_READY:-3s}
 GREEN=${BENCH_GREEN:-10}
 TARGET=${BENCH_TARGET:-1.30.4}
 STRATEGIES=${BENCH_STRATEGIES:-node-by-node blue-green}
@@ -41,12 +63,13 @@ mkdir -p "$run/bin"
 run=$(cd "$run" && pwd)
 name=ambientkit-executor-bench
 export KWOK_WORKDIR="$run/kwok"
-log "run folder $run; $NODES nodes, $NAMESPACES namespaces, $PODS pods; strategies: $STRATEGIES"
+log "run folder $run; $NODES nodes, $NAMESPACES namespaces, $PODS pods (grace $POD_GRACE), StatefulSet of $STS_REPLICAS (grace $STS_GRACE), ztunnel ready after $ZTUNNEL_READY; strategies: $STRATEGIES"
 
 # --- tools -----------------------------------------------------------------------------------------
 bin=${E2E_BIN_DIR:-$(bash hack/e2e-bins.sh | tail -n 1)}
 go build -tags e2e -o "$run/bin/scalebench" ./e2e/scalebench
 go build -tags e2e -o "$run/bin/executorbench" ./e2e/executorbench
+go build -o "$run/bin/kwok-stages" ./e2e/internal/kwokstages/cmd/kwok-stages
 log "tools ready"
 if [ -n "${EXECUTOR_BENCH_LOCK:-}" ]; then
   exec 9>"$EXECUTOR_BENCH_LOCK"
@@ -75,7 +98,8 @@ trap 'exit 130' INT TERM
 
 {
   printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n'
-  cat e2e/internal/cluster/stages.yaml
+  # The e2e stages (pods annotated timing=realistic honour their grace period) with ztunnel's delay.
+  "$run/bin/kwok-stages" -ztunnel-ready "$ZTUNNEL_READY"
   # kwok plays pod stages 4 at a time by default: too few for thousands of pods moving.
   cat <<EOF
 ---
@@ -118,7 +142,8 @@ t=$SECONDS
 replicas=$(( PODS / (NAMESPACES * 4) ))
 [ "$replicas" -ge 1 ] || replicas=1
 "$run/bin/scalebench" setup -kubeconfig "$run/kubeconfig" -out "$run/setup" -nodes "$NODES" -namespaces "$NAMESPACES" \
-  -deployments-per-namespace 4 -replicas "$replicas" -waypoints 0 >"$run/setup.log" 2>&1 || { tail -n 20 "$run/setup.log" >&2; exit 1; }
+  -deployments-per-namespace 4 -replicas "$replicas" -waypoints 0 \
+  -pod-grace "$POD_GRACE" -realistic-timing -statefulset-replicas "$STS_REPLICAS" -statefulset-grace "$STS_GRACE" >"$run/setup.log" 2>&1 || { tail -n 20 "$run/setup.log" >&2; exit 1; }
 setup_s=$((SECONDS - t))
 log "setup done in ${setup_s}s"
 
@@ -138,11 +163,11 @@ for s in $STRATEGIES; do
   t=$SECONDS
   log "applying $s"
   "$run/bin/executorbench" run -kubeconfig "$run/kubeconfig" -strategy "$s" -out "$run/$s" -target "$TARGET" \
-    -batch "$BATCH" -green-nodes "$GREEN" -poll "$POLL" -settle "$SETTLE" 2>"$run/$s.log" | tee "$run/report-$s.txt"
+    -batch "$BATCH" -green-nodes "$GREEN" -poll "$POLL" -settle "$SETTLE" -ztunnel-ready "$ZTUNNEL_READY" 2>"$run/$s.log" | tee "$run/report-$s.txt"
   log "$s done in $((SECONDS - t))s"
 done
 {
   echo
-  echo "Executor bench: $NODES nodes, $NAMESPACES namespaces, $PODS pods ($(date -u +%Y-%m-%d), $(nproc) cores); setup ${setup_s}s, whole script $((SECONDS - t_start))s"
+  echo "Executor bench: $NODES nodes, $NAMESPACES namespaces, $PODS pods, batches of $BATCH; grace: pods $POD_GRACE, StatefulSet ($STS_REPLICAS) $STS_GRACE; ztunnel ready after $ZTUNNEL_READY ($(date -u +%Y-%m-%d), $(nproc) cores); setup ${setup_s}s, whole script $((SECONDS - t_start))s"
   for s in $STRATEGIES; do cat "$run/report-$s.txt"; done
 } | tee "$run/report.txt"

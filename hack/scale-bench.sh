@@ -125,7 +125,7 @@ rules:
 EOF
 {
   printf 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n'
-  cat e2e/internal/cluster/stages.yaml
+  cat e2e/internal/kwokstages/stages.yaml
   # kwok plays pod stages 4 at a time by default: too few to start 20,000 pods in reasonable time.
   # A KwokConfiguration given here is not defaulted: every option kwok defaults is spelled out.
   cat <<EOF

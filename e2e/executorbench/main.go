@@ -5,6 +5,7 @@
 //
 //	executorbench fakes -kubeconfig K           # the fake istiod, in its own process, until killed
 //	executorbench run   -kubeconfig K -strategy node-by-node|blue-green -out DIR [flags]
+//	executorbench watch -kubeconfig K           # run's pod watch, in a process of its own (run starts it)
 //
 // run observes the cluster a scalebench setup filled (observe.Live), plans a ztunnel replacement with
 // the real planner (ztunnel.AddUpgrade with NodeByNode, or ztunnel.BlueGreenZtunnel) to charts
@@ -16,6 +17,12 @@
 // compared with the wall time of the Apply. The fake istiod (injection webhooks for the pods the
 // drains recreate) runs in another process so its TLS work is not counted as the executor's. The
 // health probe answers healthy without a request: the probe is the caller's, not the executor's.
+//
+// run also measures the waves' wall time against their physical limit (package limit): a child
+// process (executorbench watch, so its work is not counted either) watches every pod and records
+// each evicted pod's node, grace period, and when it was seen terminating and gone; the plan gives
+// the waves and their settle, the budgets come from the cluster. The report's last line is
+// "ratio: <wall ÷ limit>".
 package main
 
 import (
@@ -25,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: executorbench fakes|run [flags]")
+		fmt.Fprintln(os.Stderr, "usage: executorbench fakes|run|watch [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -34,8 +41,10 @@ func main() {
 		err = fakesCmd(os.Args[2:])
 	case "run":
 		err = runCmd(os.Args[2:])
+	case "watch":
+		err = watchCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: want fakes or run", os.Args[1])
+		err = fmt.Errorf("unknown command %q: want fakes, run or watch", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "executorbench:", err)

@@ -108,6 +108,8 @@ type Report struct {
 	WallSeconds float64 `json:"wallSeconds"`
 	// PerNode is each node's requests beyond evictions in its own steps, lowest first.
 	PerNode []int64 `json:"perNode"`
+	// Timing is the waves' wall time against their physical limit.
+	Timing Timing `json:"timing"`
 }
 
 const evictions = "CREATE pods/eviction"
@@ -185,5 +187,18 @@ func (r Report) text() string {
 			fmt.Fprintf(&b, "    %-36s %8d  %7.2f/node\n", k, s.g.Requests[k], float64(s.g.Requests[k])/n)
 		}
 	}
+	t := r.Timing
+	fmt.Fprintf(&b, "  waves against the physical limit (drain = slowest node's last evicted pod gone, with budget serialisation; ztunnel = its readiness after that drain):\n")
+	for i, w := range t.Model.Waves {
+		pw := t.PerWave[i]
+		fmt.Fprintf(&b, "    wave %d: %d nodes, %d pods evicted: limit %.1fs (drain %.1fs on %s, longest grace %.0fs; ztunnel %.1fs; settle %.1fs), wall %.1fs, at most %d nodes draining at once\n",
+			i+1, pw.Nodes, pw.Pods, w.Total.Seconds(), w.Drain.Seconds(), w.SlowestNode, w.Longest.Seconds(), w.Ztunnel.Seconds(), w.Settle.Seconds(), pw.WallSeconds, pw.MaxDraining)
+	}
+	fmt.Fprintf(&b, "  limit_s: %.1f\n", t.LimitSeconds)
+	fmt.Fprintf(&b, "  wall_s: %.1f (first wave's first node step started to last batch gate finished; whole Apply %.1f)\n", t.WallSeconds, r.WallSeconds)
+	fmt.Fprintf(&b, "  requests_per_node_beyond_evictions: %.2f (node steps and batch gates)\n", per(r.NodeSteps)+per(r.Gates))
+	fmt.Fprintf(&b, "  executor_cpu_share: %.2f%% (%.1fs CPU over %.1fs wall)\n", 100*r.CPUSeconds/max(r.WallSeconds, 1e-9), r.CPUSeconds, r.WallSeconds)
+	fmt.Fprintf(&b, "  max_nodes_draining: %d (%d waves, %d nodes drained, %d pods evicted, %d of them deleted at once by kwok and counted without grace)\n", t.MaxDraining, t.Waves, t.NodesDrained, t.Evicted, t.Instant)
+	fmt.Fprintf(&b, "ratio: %.2f\n", t.Ratio)
 	return b.String()
 }

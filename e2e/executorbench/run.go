@@ -43,6 +43,7 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/fakecni"
 	"github.com/ambientkit/ambientkit/e2e/internal/fakeistiod"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
+	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 	"github.com/ambientkit/ambientkit/ztunnel"
 )
@@ -113,6 +114,8 @@ type runOpts struct {
 	batch, green                      int
 	settle, poll                      time.Duration
 	timeout                           time.Duration
+	ztunnelReady                      time.Duration
+	graceAll                          bool
 }
 
 func runCmd(args []string) error {
@@ -127,6 +130,8 @@ func runCmd(args []string) error {
 	fs.DurationVar(&o.settle, "settle", time.Second, "settle time of every health gate (the planner says 30s)")
 	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "executor poll interval")
 	fs.DurationVar(&o.timeout, "timeout", 3*time.Hour, "bound for the whole Apply")
+	fs.DurationVar(&o.ztunnelReady, "ztunnel-ready", 0, "how long a new ztunnel pod takes to turn Ready on this cluster (the kwok stages' delay), for the limit model")
+	fs.BoolVar(&o.graceAll, "grace-all", false, "every pod honours its grace period on this cluster (kwok stages' realistic mode); else only pods annotated "+kwokstages.AnnotationTiming+"="+kwokstages.TimingRealistic)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -230,11 +235,13 @@ func run(o runOpts) error {
 	}
 	defer events.Close()
 	att := newAttribution(counter)
+	times := newStepTimes()
 	var mu sync.Mutex
 	greenDone := false
 	var greenErr error
 	observer := func(ev execute.Event) {
 		att.observe(ev)
+		times.observe(ev)
 		mu.Lock()
 		defer mu.Unlock()
 		b, _ := json.Marshal(map[string]any{"type": ev.Type, "time": ev.Time, "step": ev.StepID, "message": ev.Message, "requests": counter.total()})
@@ -260,10 +267,27 @@ func run(o runOpts) error {
 	if err != nil {
 		return err
 	}
+	// The budgets and a watch on every pod, through the bench's own client: the model's input and
+	// the drains' overlap come from what the cluster did, not from what the executor says.
+	budgets, err := listBudgets(ctx, cs)
+	if err != nil {
+		return err
+	}
+	pw, err := startPodWatcher(o.kubeconfig, filepath.Join(o.out, "watch.log"))
+	if err != nil {
+		return err
+	}
 	before := counter.snapshot()
 	cpu0, wall0 := processCPU(), time.Now()
 	res, err := ex.Apply(ctx, p, execute.ApplyOptions{})
 	cpu, wall := processCPU()-cpu0, time.Since(wall0)
+	evicted, werr := pw.evicted()
+	if werr != nil && err == nil {
+		err = werr
+	}
+	if b, jerr := json.MarshalIndent(evicted, "", "  "); jerr == nil {
+		_ = os.WriteFile(filepath.Join(o.out, "evicted.json"), b, 0o644)
+	}
 	if greenErr != nil {
 		return fmt.Errorf("add green nodes: %w", greenErr)
 	}
@@ -275,6 +299,7 @@ func run(o runOpts) error {
 		return fmt.Errorf("apply (%d steps reached): %w", reached, err)
 	}
 	rep := att.report(o.strategy, p, before, counter.snapshot(), cpu, wall)
+	rep.Timing = timing(p, times, evicted, budgets, o.ztunnelReady, o.strategy == "node-by-node", o.graceAll)
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(filepath.Join(o.out, "report-"+o.strategy+".json"), b, 0o644); err != nil {
 		return err

@@ -46,6 +46,7 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/fakeistiod"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
+	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 )
 
 // Labels and names the bench uses.
@@ -105,6 +106,7 @@ type SetupResult struct {
 	Policies        int               `json:"policies"`
 	Waypoints       int               `json:"waypoints"`
 	AppPods         int               `json:"appPods"`
+	StatefulSetPods int               `json:"statefulSetPods,omitempty"`
 	PodsInCluster   int               `json:"podsInCluster"`
 	PodsRunning     int               `json:"podsRunning"`
 	SidecarPods     int               `json:"sidecarPods"`
@@ -134,6 +136,12 @@ type setup struct {
 	timeout    time.Duration
 	workers    int
 	waveNS     int
+	// Real timing (hack/executor-bench.sh): the fleet's pods honour their grace periods on kwok
+	// (annotation kwokstages.AnnotationTiming), a StatefulSet with a budget joins the fleet.
+	podGrace    time.Duration
+	realistic   bool
+	stsReplicas int
+	stsGrace    time.Duration
 
 	rc     *rest.Config
 	cs     *kubernetes.Clientset
@@ -175,6 +183,10 @@ func setupCmd(args []string) error {
 	fs.DurationVar(&s.timeout, "timeout", 30*time.Minute, "bound for each wait")
 	fs.IntVar(&s.workers, "workers", 16, "parallel API writers")
 	fs.IntVar(&s.waveNS, "wave-namespaces", 100, "create Deployments this many namespaces at a time, waiting for their pods before the next wave (0: all at once)")
+	fs.DurationVar(&s.podGrace, "pod-grace", 5*time.Second, "terminationGracePeriodSeconds of the Deployments' pods (whole seconds)")
+	fs.BoolVar(&s.realistic, "realistic-timing", false, "annotate the fleet's pod templates "+kwokstages.AnnotationTiming+"="+kwokstages.TimingRealistic+": on kwok they stay Terminating for their grace period")
+	fs.IntVar(&s.stsReplicas, "statefulset-replicas", 0, "add StatefulSet "+stsName+" (in the first namespace, ambient) with this many pods on distinct nodes and a budget of maxUnavailable 1 (0: none)")
+	fs.DurationVar(&s.stsGrace, "statefulset-grace", 60*time.Second, "terminationGracePeriodSeconds of the StatefulSet's pods (whole seconds)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -289,6 +301,11 @@ func (s *setup) run(ctx context.Context) error {
 	}
 	if err := s.timed("pods-running", func() error { return s.waitPods(ctx, "", s.res.AppPods) }); err != nil {
 		return err
+	}
+	if s.stsReplicas > 0 {
+		if err := s.timed("statefulset", func() error { return s.createStatefulSet(ctx) }); err != nil {
+			return err
+		}
 	}
 	calls := fake.Calls()
 	s.res.WebhookCalls = len(calls)
@@ -414,6 +431,8 @@ type depSpec struct {
 	replicas       int
 	pdb            bool
 	wave           int
+	grace          time.Duration
+	realistic      bool
 }
 
 func nsName(i int) string { return fmt.Sprintf("%s%04d", nsPrefix, i) }
@@ -483,7 +502,8 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 			if s.waveNS > 0 {
 				wave = i / s.waveNS
 			}
-			ds := depSpec{ns: nsName(i), name: fmt.Sprintf("app-%d", d), nsIndex: i, index: d, pool: pool, replicas: s.replicas, pdb: d == 0, wave: wave}
+			ds := depSpec{ns: nsName(i), name: fmt.Sprintf("app-%d", d), nsIndex: i, index: d, pool: pool, replicas: s.replicas, pdb: d == 0, wave: wave,
+				grace: s.podGrace, realistic: s.realistic}
 			s.res.AppPods += ds.replicas
 			waveTotal[wave] += ds.replicas
 			s.res.Deployments++
@@ -600,13 +620,17 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 func deployment(d depSpec) *appsv1.Deployment {
 	labels := map[string]string{"app": d.name, labelBench: "true", labelWave: fmt.Sprint(d.wave)}
 	podLabels := map[string]string{"app": d.name, "version": "v1"}
+	var podAnnotations map[string]string
+	if d.realistic {
+		podAnnotations = map[string]string{kwokstages.AnnotationTiming: kwokstages.TimingRealistic}
+	}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: d.name, Namespace: d.ns, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(int32(d.replicas)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": d.name}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 				Spec: corev1.PodSpec{
 					NodeSelector: map[string]string{cluster.PoolLabel: d.pool},
 					Containers: []corev1.Container{{
@@ -616,7 +640,7 @@ func deployment(d depSpec) *appsv1.Deployment {
 							corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
 						}},
 					}},
-					TerminationGracePeriodSeconds: ptr.To(int64(5)),
+					TerminationGracePeriodSeconds: ptr.To(int64(d.grace / time.Second)),
 				},
 			},
 		},
@@ -664,6 +688,98 @@ func (s *setup) createDeployment(ctx context.Context, d depSpec) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// stsName is the StatefulSet of -statefulset-replicas.
+const stsName = "ledger"
+
+// createStatefulSet adds StatefulSet ledger to the first namespace (ambient: both ztunnel plans drain
+// it): -statefulset-replicas pods of -statefulset-grace, one per node of the general pool (a required
+// anti-affinity), created by the StatefulSet controller and placed by the scheduler, and a budget of
+// maxUnavailable 1. The StatefulSet recreates an evicted pod only once the old one is gone, so on kwok
+// with real timing its budget lets one pod terminate at a time: the drains that meet it serialise.
+func (s *setup) createStatefulSet(ctx context.Context) error {
+	ns := nsName(0)
+	labels := map[string]string{"app": stsName, labelBench: "true"}
+	podLabels := map[string]string{"app": stsName, "version": "v1"}
+	var podAnnotations map[string]string
+	if s.realistic {
+		podAnnotations = map[string]string{kwokstages.AnnotationTiming: kwokstages.TimingRealistic}
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: stsName, Namespace: ns, Labels: labels},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": stsName},
+			Ports: []corev1.ServicePort{{Name: "tcp", Port: 5432, TargetPort: intstr.FromInt32(5432)}}},
+	}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: stsName, Namespace: ns, Labels: labels},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To(int32(s.stsReplicas)),
+			ServiceName:         stsName,
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": stsName}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{cluster.PoolLabel: harness.PoolGeneral},
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+							LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": stsName}},
+							TopologyKey:   "kubernetes.io/hostname",
+						}},
+					}},
+					Containers: []corev1.Container{{
+						Name: "db", Image: appImage,
+						Ports: []corev1.ContainerPort{{Name: "tcp", ContainerPort: 5432}},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+						}},
+					}},
+					TerminationGracePeriodSeconds: ptr.To(int64(s.stsGrace / time.Second)),
+				},
+			},
+		},
+	}
+	one := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: stsName, Namespace: ns, Labels: labels},
+		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": stsName}}},
+	}
+	where := ns + "/" + stsName
+	if err := s.create(ctx, "Service "+where, func() error {
+		_, err := s.cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := s.create(ctx, "StatefulSet "+where, func() error {
+		_, err := s.cs.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := s.create(ctx, "PodDisruptionBudget "+where, func() error {
+		_, err := s.cs.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := kube.WaitStatefulSet(ctx, s.cs, ns, stsName, s.timeout); err != nil {
+		return err
+	}
+	// The budget's status counts the pods once the disruption controller saw them ready.
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, s.timeout, true, func(ctx context.Context) (bool, error) {
+		p, err := s.cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, stsName, metav1.GetOptions{})
+		return err == nil && p.Status.CurrentHealthy == int32(s.stsReplicas) && p.Status.DisruptionsAllowed == 1, nil
+	})
+	if err != nil {
+		return fmt.Errorf("budget %s: not %d healthy pods with one disruption allowed: %w", where, s.stsReplicas, err)
+	}
+	s.res.StatefulSetPods = s.stsReplicas
+	s.res.PDBs++
+	s.logf("statefulset: %s with %d pods (grace %s) and a budget of maxUnavailable 1", where, s.stsReplicas, s.stsGrace)
 	return nil
 }
 
@@ -722,7 +838,7 @@ func (s *setup) probeHash(ctx context.Context, pc kubernetes.Interface) error {
 		return err
 	}
 	defer func() { _ = pc.CoreV1().Namespaces().Delete(context.WithoutCancel(ctx), ns, metav1.DeleteOptions{}) }()
-	d := depSpec{ns: ns, name: "probe", pool: harness.PoolGeneral}
+	d := depSpec{ns: ns, name: "probe", pool: harness.PoolGeneral, grace: s.podGrace, realistic: s.realistic}
 	dep, err := pc.AppsV1().Deployments(ns).Create(ctx, deployment(d), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		dep, err = pc.AppsV1().Deployments(ns).Get(ctx, d.name, metav1.GetOptions{})

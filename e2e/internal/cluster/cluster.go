@@ -8,7 +8,6 @@ package cluster
 
 import (
 	"context"
-	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/e2e-framework/support"
 	"sigs.k8s.io/e2e-framework/support/kind"
 	"sigs.k8s.io/e2e-framework/support/kwok"
+
+	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 )
 
 // Providers.
@@ -34,11 +36,14 @@ const (
 	ProviderExisting = "existing"
 )
 
+// Timing modes of Options.Timing.
+const (
+	TimingFast      = kwokstages.ModeFast
+	TimingRealistic = kwokstages.ModeRealistic
+)
+
 // DefaultServiceCIDR is the loopback Service range of kwok clusters.
 const DefaultServiceCIDR = "127.96.0.0/16"
-
-//go:embed stages.yaml
-var stagesYAML string
 
 // Options say which cluster to use and where to keep its files.
 type Options struct {
@@ -58,13 +63,22 @@ type Options struct {
 	ServiceCIDR string
 	// ReadyTimeout bounds cluster creation; default 3m.
 	ReadyTimeout time.Duration
+	// Timing of a kwok cluster's pods (package kwokstages): TimingFast (default) plays kwok's fast
+	// stages, where only pods annotated e2e.ambientkit.io/timing=realistic honour their grace period
+	// and only pods annotated e2e.ambientkit.io/ready-after turn Ready late; TimingRealistic makes
+	// every pod honour its grace period and delays ztunnel readiness by ZtunnelReady (default 3s).
+	Timing string
+	// ZtunnelReady delays the readiness of every app=ztunnel pod of a kwok cluster (0: at once, or 3s
+	// under TimingRealistic).
+	ZtunnelReady time.Duration
 	// Logf receives progress lines.
 	Logf func(format string, args ...any)
 }
 
 // OptionsFromEnv reads E2E_PROVIDER (kwok, kind or existing; existing is implied by E2E_KUBECONFIG),
-// E2E_KUBECONFIG, E2E_CLUSTER_NAME, E2E_RUN_DIR, E2E_BIN_DIR, E2E_KIND_CONFIG, E2E_KIND_IMAGE and
-// E2E_READY_TIMEOUT. RunDir defaults to a new folder under the system temp dir.
+// E2E_KUBECONFIG, E2E_CLUSTER_NAME, E2E_RUN_DIR, E2E_BIN_DIR, E2E_KIND_CONFIG, E2E_KIND_IMAGE,
+// E2E_READY_TIMEOUT, E2E_TIMING (fast or realistic) and E2E_ZTUNNEL_READY (a Go duration). RunDir
+// defaults to a new folder under the system temp dir.
 func OptionsFromEnv() (Options, error) {
 	o := Options{
 		Provider:      os.Getenv("E2E_PROVIDER"),
@@ -100,6 +114,14 @@ func OptionsFromEnv() (Options, error) {
 		}
 		o.ReadyTimeout = t
 	}
+	st, err := kwokstages.ParseTiming(os.Getenv("E2E_TIMING"), os.Getenv("E2E_ZTUNNEL_READY"))
+	if err != nil {
+		return o, fmt.Errorf("E2E_TIMING/E2E_ZTUNNEL_READY: %w", err)
+	}
+	o.Timing, o.ZtunnelReady = TimingFast, st.ZtunnelReady
+	if st.GraceAll {
+		o.Timing = TimingRealistic
+	}
 	return o, nil
 }
 
@@ -121,6 +143,9 @@ func New(opts Options) (*Cluster, error) {
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if _, err := opts.stages(); err != nil {
+		return nil, err
 	}
 	if opts.RunDir == "" {
 		d, err := os.MkdirTemp("", "ambientkit-e2e-")
@@ -149,9 +174,8 @@ func New(opts Options) (*Cluster, error) {
 			}
 		}
 		// kwokctl keeps every cluster under KWOK_WORKDIR: one folder per run, so clusters never collide.
-		if err := os.Setenv("KWOK_WORKDIR", c.kwokWorkdir()); err != nil {
-			return nil, err
-		}
+		// Every kwokctl call sets it to its own cluster's folder (inKwokWorkdir), so a suite can run
+		// a second cluster beside the shared one.
 		c.provider = kwok.NewCluster(opts.Name).WithPath(filepath.Join(opts.BinDir, "kwokctl")).
 			WithOpts(kwok.WithWaitDuration(opts.ReadyTimeout))
 	case ProviderKind:
@@ -184,6 +208,31 @@ func (c *Cluster) Owned() bool { return c.opts.Provider != ProviderExisting }
 
 func (c *Cluster) kwokWorkdir() string { return filepath.Join(c.opts.RunDir, "kwok") }
 
+// kwokctlEnv serialises kwokctl calls: each sets KWOK_WORKDIR to its cluster's folder.
+var kwokctlEnv sync.Mutex
+
+// inKwokWorkdir runs f (a kwokctl call, which reads KWOK_WORKDIR from the process's environment)
+// with KWOK_WORKDIR set to this cluster's folder, and restores it afterwards.
+func (c *Cluster) inKwokWorkdir(f func() error) error {
+	if c.opts.Provider != ProviderKwok {
+		return f()
+	}
+	kwokctlEnv.Lock()
+	defer kwokctlEnv.Unlock()
+	prev, had := os.LookupEnv("KWOK_WORKDIR")
+	if err := os.Setenv("KWOK_WORKDIR", c.kwokWorkdir()); err != nil {
+		return err
+	}
+	defer func() {
+		if had {
+			_ = os.Setenv("KWOK_WORKDIR", prev)
+		} else {
+			_ = os.Unsetenv("KWOK_WORKDIR")
+		}
+	}()
+	return f()
+}
+
 // Create starts the cluster and waits until its API answers. On failure the components' logs are
 // exported under the run folder and named in the error.
 func (c *Cluster) Create(ctx context.Context) (string, error) {
@@ -198,7 +247,12 @@ func (c *Cluster) Create(ctx context.Context) (string, error) {
 		}
 		c.created = true // even a failed create may leave processes behind: always destroy
 		c.opts.Logf("cluster: kwokctl create cluster --name %s %s", c.opts.Name, strings.Join(args, " "))
-		kc, err := c.provider.Create(ctx, args...)
+		var kc string
+		err = c.inKwokWorkdir(func() error {
+			var err error
+			kc, err = c.provider.Create(ctx, args...)
+			return err
+		})
 		if err != nil {
 			return "", c.failWithLogs(ctx, fmt.Errorf("kwok cluster %q was not ready within %s: %w", c.opts.Name, c.opts.ReadyTimeout, err))
 		}
@@ -222,10 +276,44 @@ func (c *Cluster) Create(ctx context.Context) (string, error) {
 	return c.kubeconfig, nil
 }
 
+// stages renders the kwok stages for the options' timing.
+func (o Options) stages() (string, error) {
+	var so kwokstages.Options
+	switch o.Timing {
+	case "", TimingFast:
+	case TimingRealistic:
+		so.GraceAll, so.ZtunnelReady = true, kwokstages.DefaultZtunnelReady
+	default:
+		return "", fmt.Errorf("cluster timing %q: want %s or %s", o.Timing, TimingFast, TimingRealistic)
+	}
+	if o.ZtunnelReady > 0 {
+		so.ZtunnelReady = o.ZtunnelReady
+	}
+	return kwokstages.Render(so)
+}
+
+// Timing returns the cluster's timing mode and ztunnel readiness delay as rendered into its stages
+// (kwok only; an existing or kind cluster has real kubelets).
+func (c *Cluster) Timing() (mode string, ztunnelReady time.Duration) {
+	mode = c.opts.Timing
+	if mode == "" {
+		mode = TimingFast
+	}
+	ztunnelReady = c.opts.ZtunnelReady
+	if mode == TimingRealistic && ztunnelReady <= 0 {
+		ztunnelReady = kwokstages.DefaultZtunnelReady
+	}
+	return mode, ztunnelReady
+}
+
 func (c *Cluster) kwokArgs() ([]string, error) {
 	cfgPath := filepath.Join(c.opts.RunDir, "kwokctl.yaml")
-	// Everything binds to the loopback only; stages keep Job pods marked run-forever running.
-	conf := "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n" + stagesYAML
+	stages, err := c.opts.stages()
+	if err != nil {
+		return nil, err
+	}
+	// Everything binds to the loopback only; the stages play pods as the timing says (kwokstages).
+	conf := "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n---\n" + stages
 	if err := os.WriteFile(cfgPath, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
@@ -367,7 +455,7 @@ func (c *Cluster) Destroy(ctx context.Context) error {
 	}
 	c.created = false
 	t0 := time.Now()
-	err := c.provider.Destroy(context.WithoutCancel(ctx))
+	err := c.inKwokWorkdir(func() error { return c.provider.Destroy(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return fmt.Errorf("delete %s cluster %q: %w", c.opts.Provider, c.opts.Name, err)
 	}

@@ -1,0 +1,455 @@
+//go:build e2e
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/e2e/executorbench/limit"
+	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
+)
+
+// evictedPod is a pod the run took off a node: seen first with a deletionTimestamp, then gone.
+type evictedPod struct {
+	NS         string            `json:"namespace"`
+	Name       string            `json:"name"`
+	Node       string            `json:"node"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Owner      string            `json:"owner,omitempty"` // the controller's kind
+	ReadyAfter time.Duration     `json:"readyAfter,omitempty"`
+	Grace      time.Duration     `json:"grace"`
+	// Timing is its kwokstages.AnnotationTiming: whether kwok makes it honour its grace period.
+	Timing   string    `json:"timing,omitempty"`
+	Deadline time.Time `json:"deletionTimestamp"`
+	Seen     time.Time `json:"seen"` // by the watching process's clock
+	Gone     time.Time `json:"gone"`
+}
+
+// podWatch watches every pod (through the bench's own client: not the executor's requests) and
+// records the pods evicted while the run goes on: those that get a deletionTimestamp carrying the
+// condition DisruptionTarget=True, reason EvictionByEvictionAPI, which the API server's eviction
+// handler sets. Pods deleted otherwise (the ztunnel pods the plans replace, istiod's pods when a Helm
+// upgrade rolls it) are no drain's.
+type podWatch struct {
+	mu   sync.Mutex
+	pods map[types.UID]*evictedPod
+	stop chan struct{}
+}
+
+func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) {
+	w := &podWatch{pods: map[types.UID]*evictedPod{}, stop: make(chan struct{})}
+	f := informers.NewSharedInformerFactory(cs, 0)
+	inf := f.Core().V1().Pods().Informer()
+	synced := false
+	var before map[types.UID]bool // terminating when the watch started: not this run's
+	seen := func(p *corev1.Pod) {
+		if p.DeletionTimestamp == nil || isDaemonSetPod(p) || !evictedByAPI(p) {
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !synced {
+			if before == nil {
+				before = map[types.UID]bool{}
+			}
+			before[p.UID] = true
+			return
+		}
+		if before[p.UID] || w.pods[p.UID] != nil {
+			return
+		}
+		e := &evictedPod{NS: p.Namespace, Name: p.Name, Node: p.Spec.NodeName, Labels: p.Labels, Seen: time.Now(),
+			Deadline: p.DeletionTimestamp.Time}
+		if c := metav1.GetControllerOf(p); c != nil {
+			e.Owner = c.Kind
+		}
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			e.Grace = time.Duration(*g) * time.Second
+		} else if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+			e.Grace = time.Duration(*g) * time.Second
+		}
+		if d, err := time.ParseDuration(p.Annotations[kwokstages.AnnotationReadyAfter]); err == nil {
+			e.ReadyAfter = d
+		}
+		e.Timing = p.Annotations[kwokstages.AnnotationTiming]
+		w.pods[p.UID] = e
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { seenPod(o, seen) },
+		UpdateFunc: func(_, o any) { seenPod(o, seen) },
+		DeleteFunc: func(o any) {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			p, ok := o.(*corev1.Pod)
+			if !ok {
+				return
+			}
+			seen(p) // a deletion the watch saw only as DELETED still counts, seen and gone at once
+			w.mu.Lock()
+			if e := w.pods[p.UID]; e != nil && e.Gone.IsZero() {
+				e.Gone = time.Now()
+			}
+			w.mu.Unlock()
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	go inf.Run(w.stop)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		close(w.stop)
+		return nil, fmt.Errorf("pod watch: cache not synced")
+	}
+	w.mu.Lock()
+	synced = true
+	w.mu.Unlock()
+	return w, nil
+}
+
+// watchCmd is the pod watch in a process of its own, so its decoding is not counted as the executor's
+// CPU: it prints "ready" once the watch is synced, records until its stdin closes, then prints the
+// evicted pods as JSON and exits.
+func watchCmd(args []string) error {
+	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "admin kubeconfig of the kwok cluster")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rc, err := connect(*kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst = 200, 400
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	w, err := watchPods(ctx, cs)
+	cancel()
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return json.NewEncoder(os.Stdout).Encode(w.evicted())
+}
+
+// podWatcher is the watch process of a run.
+type podWatcher struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startPodWatcher(kubeconfig, logFile string) (*podWatcher, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "watch", "-kubeconfig", kubeconfig)
+	if cmd.Stderr, err = os.Create(logFile); err != nil {
+		return nil, err
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := &podWatcher{cmd: cmd, stdin: in, out: bufio.NewReader(out)}
+	line, err := w.out.ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		_ = in.Close()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("pod watch process did not get ready (%q, %v); see %s", line, err, logFile)
+	}
+	return w, nil
+}
+
+// evicted ends the watch process and returns what it recorded.
+func (w *podWatcher) evicted() ([]*evictedPod, error) {
+	_ = w.stdin.Close()
+	var out []*evictedPod
+	derr := json.NewDecoder(w.out).Decode(&out)
+	if err := w.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("pod watch process: %w", err)
+	}
+	return out, derr
+}
+
+func seenPod(o any, f func(*corev1.Pod)) {
+	if p, ok := o.(*corev1.Pod); ok {
+		f(p)
+	}
+}
+
+// evictedByAPI reports whether the pod carries the condition the Eviction API sets.
+func evictedByAPI(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
+			return true
+		}
+	}
+	return false
+}
+
+func isDaemonSetPod(p *corev1.Pod) bool {
+	c := metav1.GetControllerOf(p)
+	return c != nil && c.Kind == "DaemonSet"
+}
+
+// evicted stops the watch and returns what it recorded.
+func (w *podWatch) evicted() []*evictedPod {
+	close(w.stop)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*evictedPod, 0, len(w.pods))
+	for _, e := range w.pods {
+		c := *e
+		out = append(out, &c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seen.Before(out[j].Seen) })
+	return out
+}
+
+// budget is a PodDisruptionBudget as the run found it.
+type budget struct {
+	name     string // namespace/name
+	ns       string
+	selector labels.Selector
+	allowed  int
+}
+
+func listBudgets(ctx context.Context, cs kubernetes.Interface) ([]budget, error) {
+	l, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []budget
+	for _, p := range l.Items {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil || p.Spec.Selector == nil {
+			continue
+		}
+		out = append(out, budget{name: p.Namespace + "/" + p.Name, ns: p.Namespace, selector: sel, allowed: int(p.Status.DisruptionsAllowed)})
+	}
+	return out, nil
+}
+
+// stepTimes records when each step started and finished, by the executor's events.
+type stepTimes struct {
+	mu       sync.Mutex
+	started  map[string]time.Time
+	finished map[string]time.Time
+}
+
+func newStepTimes() *stepTimes {
+	return &stepTimes{started: map[string]time.Time{}, finished: map[string]time.Time{}}
+}
+
+func (s *stepTimes) observe(ev execute.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch ev.Type {
+	case execute.EventStepStarted:
+		if _, ok := s.started[ev.StepID]; !ok {
+			s.started[ev.StepID] = ev.Time
+		}
+	case execute.EventStepFinished, execute.EventStepSkipped:
+		s.finished[ev.StepID] = ev.Time
+	}
+}
+
+// Timing is what the run's timing measured against the physical limit.
+type Timing struct {
+	Waves int `json:"waves"`
+	// LimitSeconds is the physical limit of the waves (package limit); WallSeconds the waves' wall
+	// time: from the start of the first wave's first step to the end of the last wave's gate.
+	LimitSeconds float64 `json:"limitSeconds"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	Ratio        float64 `json:"ratio"`
+	// MaxDraining is the largest number of nodes draining at one instant: a node drains from its
+	// first pod's eviction to its last evicted pod gone, as the pod watch saw them.
+	MaxDraining  int `json:"maxDraining"`
+	NodesDrained int `json:"nodesDrained"`
+	Evicted      int `json:"evicted"`
+	// Instant counts the evicted pods this cluster deletes at once whatever their grace period (kwok
+	// without the timing opt-in): the model counts them with no grace, as the cluster plays them.
+	Instant int            `json:"instant"`
+	PerWave []WaveTiming   `json:"perWave"`
+	Model   limit.Result   `json:"model"`
+	Input   limit.Input    `json:"input"`
+	Budgets map[string]int `json:"budgets"`
+}
+
+// WaveTiming is one wave: its limit and its measured wall time.
+type WaveTiming struct {
+	Nodes        int     `json:"nodes"`
+	Pods         int     `json:"pods"`
+	LimitSeconds float64 `json:"limitSeconds"`
+	WallSeconds  float64 `json:"wallSeconds"`
+	MaxDraining  int     `json:"maxDraining"`
+}
+
+// timing puts the model's input together from the plan (waves, settle) and what the watch saw
+// (evicted pods per node, grace periods, budgets), and measures the waves.
+//
+// The grace period counts only where the cluster honours it: on kwok a pod does only when annotated
+// timing=realistic, or under the stages' cluster-wide mode unless annotated timing=fast (graceAll);
+// other pods (the charts' own, e.g. the ingress gateway) vanish at once and count with none.
+func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, ztunnelReady time.Duration, nodeByNode, graceAll bool) Timing {
+	var steps []limit.Step
+	for _, s := range p.Steps {
+		ls := limit.Step{ID: s.ID}
+		if s.HealthGate != nil && strings.Contains(s.ID, "/batch/") {
+			ls.Gate, ls.Settle = true, time.Duration(s.HealthGate.SettleSeconds)*time.Second
+		}
+		steps = append(steps, ls)
+	}
+	waves := limit.WavesOf(steps)
+	gates := map[int]string{} // wave → the gate that closes it
+	{
+		w, nodes := 0, 0
+		for _, s := range steps {
+			if s.Gate {
+				if nodes > 0 {
+					gates[w] = s.ID
+					w++
+				}
+				nodes = 0
+			} else if limit.NodeOf(s.ID) != "" {
+				nodes++
+			}
+		}
+	}
+	allowed := map[string]int{}
+	for _, b := range budgets {
+		allowed[b.name] = b.allowed
+	}
+	byNode := map[string][]*evictedPod{}
+	for _, e := range pods {
+		byNode[e.Node] = append(byNode[e.Node], e)
+	}
+	in := limit.Input{Allowed: allowed}
+	t := Timing{Waves: len(waves), Budgets: allowed, Evicted: len(pods)}
+	var all []limit.Interval
+	var wallStart, wallEnd time.Time
+	for wi, w := range waves {
+		lw := limit.Wave{Settle: w.Settle}
+		var ivs []limit.Interval
+		inWave := map[string]bool{}
+		for _, n := range w.Nodes {
+			inWave[n] = true
+			ln := limit.Node{Name: n}
+			if nodeByNode {
+				ln.ZtunnelReady = ztunnelReady
+			}
+			var iv limit.Interval
+			for _, e := range byNode[n] {
+				lp := limit.Pod{Name: e.NS + "/" + e.Name, Grace: e.Grace}
+				if honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast; !honours {
+					lp.Grace = 0
+					t.Instant++
+				}
+				for _, b := range budgets {
+					if b.ns == e.NS && b.selector.Matches(labels.Set(e.Labels)) {
+						lp.Budget = b.name
+						break
+					}
+				}
+				switch e.Owner {
+				case "ReplicaSet":
+					lp.Hold = e.ReadyAfter // replaced at once; the budget waits for the new pod's readiness
+				default:
+					lp.Hold = lp.Grace + e.ReadyAfter // recreated once gone (StatefulSet), or not at all
+				}
+				ln.Pods = append(ln.Pods, lp)
+				gone := e.Gone
+				if gone.IsZero() {
+					gone = time.Now()
+				}
+				if iv.Start.IsZero() || e.Seen.Before(iv.Start) {
+					iv.Start = e.Seen
+				}
+				if gone.After(iv.End) {
+					iv.End = gone
+				}
+			}
+			if !iv.Start.IsZero() {
+				ivs = append(ivs, iv)
+				t.NodesDrained++
+			}
+			lw.Nodes = append(lw.Nodes, ln)
+		}
+		in.Waves = append(in.Waves, lw)
+		all = append(all, ivs...)
+		// The wave's wall time: its first node step's start to its gate's end.
+		var start time.Time
+		for _, s := range p.Steps {
+			if n := limit.NodeOf(s.ID); n != "" && inWave[n] {
+				if at, ok := st.started[s.ID]; ok && (start.IsZero() || at.Before(start)) {
+					start = at
+				}
+			}
+		}
+		end := st.finished[gates[wi]]
+		wt := WaveTiming{Nodes: len(w.Nodes), MaxDraining: limit.MaxOverlap(ivs)}
+		for _, ln := range lw.Nodes {
+			wt.Pods += len(ln.Pods)
+		}
+		if !start.IsZero() && !end.IsZero() {
+			wt.WallSeconds = end.Sub(start).Seconds()
+			if wallStart.IsZero() || start.Before(wallStart) {
+				wallStart = start
+			}
+			if end.After(wallEnd) {
+				wallEnd = end
+			}
+		}
+		t.PerWave = append(t.PerWave, wt)
+	}
+	t.Input = in
+	t.Model = limit.Limit(in)
+	for i := range t.PerWave {
+		t.PerWave[i].LimitSeconds = t.Model.Waves[i].Total.Seconds()
+	}
+	t.LimitSeconds = t.Model.Total.Seconds()
+	if !wallStart.IsZero() {
+		t.WallSeconds = wallEnd.Sub(wallStart).Seconds()
+	}
+	if t.LimitSeconds > 0 {
+		t.Ratio = t.WallSeconds / t.LimitSeconds
+	}
+	t.MaxDraining = limit.MaxOverlap(all)
+	return t
+}

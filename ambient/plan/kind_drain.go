@@ -23,6 +23,28 @@ type NodeDrain struct {
 	// KeepJobs leaves the pods of running Jobs alone: the drain waits until they finish (within its
 	// timeout) instead of stopping their work.
 	KeepJobs bool `json:"keepJobs,omitempty"`
+	// Expect is what the drain is expected to evict, as the snapshot the plan was made from showed
+	// the node, for the runbook's time estimate (EstimateTime). The executor does not read it.
+	Expect *DrainExpect `json:"expect,omitempty"`
+}
+
+// DrainExpect is what a drain is expected to evict: the workloads with pods on the node.
+type DrainExpect struct {
+	Workloads []ExpectedWorkload `json:"workloads,omitempty"`
+}
+
+// ExpectedWorkload is one workload's pods on a node a drain evicts.
+type ExpectedWorkload struct {
+	// Workload is "Kind/namespace/name".
+	Workload string `json:"workload"`
+	// Pods is how many of its pods run on the node.
+	Pods int `json:"pods"`
+	// GraceSeconds is their termination grace period (0: the API server's default, 30).
+	GraceSeconds int64 `json:"graceSeconds,omitempty"`
+	// Budget is the PodDisruptionBudget covering them ("namespace/name"), Allowed the disruptions it
+	// allowed.
+	Budget  string `json:"budget,omitempty"`
+	Allowed int32  `json:"allowed,omitempty"`
 }
 
 // srcEviction: a drain evicts through the pods/eviction subresource.

@@ -44,6 +44,8 @@ type DrainNode struct {
 	Blocked bool
 	// MayHold says what may hold the drain, by name, as plan.NodeDrain.MayHold does.
 	MayHold []string
+	// Expect is what the drain is expected to evict, for the runbook's time estimate.
+	Expect *plan.DrainExpect
 }
 
 // DrainOrder returns the nodes in the order to drain them: nodes no budget blocks first, then fewer
@@ -57,6 +59,7 @@ func (b *Builder) DrainOrder(s *mesh.Snapshot, ix *Index, nodes []mesh.Node, amb
 		d := DrainNode{Node: n, Ambient: ambient[n.Name] > 0}
 		if d.Ambient {
 			d.MayHold, d.Stateful, d.Blocked = b.mayHold(ix, n.Name)
+			d.Expect = ix.expect(n.Name)
 		}
 		out = append(out, d)
 	}
@@ -116,6 +119,32 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 	return hold, stateful, blocked
 }
 
+// expect lists the workloads whose pods a drain of the node evicts: how many (a workload's pods
+// spread evenly over its nodes), their grace period, the budget covering them.
+func (ix *Index) expect(node string) *plan.DrainExpect {
+	e := &plan.DrainExpect{}
+	for _, w := range ix.byNode[node] {
+		if w.Kind == "DaemonSet" {
+			continue
+		}
+		ew := plan.ExpectedWorkload{Workload: w.Kind + "/" + w.Namespace + "/" + w.Name, Pods: 1, GraceSeconds: w.TerminationGracePeriodSeconds}
+		if n := len(w.Nodes); n > 0 && w.Pods > n {
+			ew.Pods = (w.Pods + n - 1) / n
+		}
+		for _, bud := range ix.budgets[w.Namespace] {
+			if bud.Selector.Matches(w.Labels) {
+				ew.Budget, ew.Allowed = bud.Namespace+"/"+bud.Name, bud.DisruptionsAllowed
+				break
+			}
+		}
+		e.Workloads = append(e.Workloads, ew)
+	}
+	if len(e.Workloads) == 0 {
+		return nil
+	}
+	return e
+}
+
 // DrainStep is the step that drains d.Node through the Eviction API, bounded by timeout seconds, with
 // a rollback that uncordons it. A node that ran no ambient pod when the plan was made gets an
 // ambient-only drain: pods evicted from earlier nodes may have been rescheduled onto it since.
@@ -126,7 +155,7 @@ func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
 		Reason: reason,
 		Risk:   plan.RiskHigh,
 		Drain: &plan.NodeDrain{Node: node, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
-			MayHold: d.MayHold},
+			MayHold: d.MayHold, Expect: d.Expect},
 		Postconditions: []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{}, fmt.Sprintf("only DaemonSet pods are left on %s", node))},
 		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + node + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
 			Uncordon: &plan.NodeRef{Node: node}},

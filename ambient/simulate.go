@@ -44,25 +44,66 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 	}
 	movedTags := map[string]bool{}
 	if newRev != "" {
-		c.Tags = append([]mesh.Tag(nil), s.Tags...)
-		for i := range c.Tags {
-			if t := &c.Tags[i]; old[t.Revision] {
-				// The move re-renders both of the tag's objects (tags.Render).
-				movedTags[t.Name] = true
-				t.Revision = newRev
-				if t.WebhookRevision != "" {
-					t.WebhookRevision = newRev
-				}
-				if t.ServiceRevision != "" {
-					t.ServiceRevision = newRev
-				}
-				t.TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
+		movedTags = moveTagsTo(&c, s, old, newRev)
+	}
+	upgradeNodeAgents(&c, s, v, newRev)
+	gatewayReleases := map[string]bool{}
+	c.Gateways = append([]mesh.Gateway(nil), s.Gateways...)
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		if g.Kind == mesh.GatewayKindDeployment && g.HelmRelease != "" {
+			gatewayReleases[g.Namespace+"/"+g.Name] = true
+			if newRev != "" && old[g.RevisionLabel] {
+				g.RevisionLabel = newRev
 			}
 		}
-		if old[c.DefaultRevision] {
-			c.DefaultRevision = newRev
+	}
+	if newRev != "" && restarted {
+		restartTagged(&c, s, movedTags, gatewayReleases, newRev, v)
+	}
+	if newRev != "" {
+		reinjectGateways(&c, v)
+	}
+	// Owners last: a gateway-chart Deployment belongs to the revision that injected its pods.
+	for i := range c.Gateways {
+		g := &c.Gateways[i]
+		g.Revision, g.Owners = c.GatewayOwners(*g)
+		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
+			g.Versions = []mesh.Version{v}
 		}
 	}
+	c.Normalize()
+	return &c
+}
+
+// moveTagsTo points every tag of an old revision, and the default revision, at newRev in c, and
+// returns the tags it moved.
+func moveTagsTo(c, s *mesh.Snapshot, old map[string]bool, newRev string) map[string]bool {
+	moved := map[string]bool{}
+	c.Tags = append([]mesh.Tag(nil), s.Tags...)
+	for i := range c.Tags {
+		if t := &c.Tags[i]; old[t.Revision] {
+			// The move re-renders both of the tag's objects (tags.Render).
+			moved[t.Name] = true
+			t.Revision = newRev
+			if t.WebhookRevision != "" {
+				t.WebhookRevision = newRev
+			}
+			if t.ServiceRevision != "" {
+				t.ServiceRevision = newRev
+			}
+			t.TargetService = c.Revisions[0].Namespace + "/istiod-" + newRev
+		}
+	}
+	if old[c.DefaultRevision] {
+		c.DefaultRevision = newRev
+	}
+	return moved
+}
+
+// upgradeNodeAgents leaves istio-cni and every ztunnel at v in c, ztunnels pinned to a revision
+// pinned to newRev.
+func upgradeNodeAgents(c, s *mesh.Snapshot, v mesh.Version, newRev string) {
 	if s.CNI != nil {
 		cni := *s.CNI
 		cni.Version = v
@@ -77,68 +118,51 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 			c.Ztunnels[i].Revision = newRev
 		}
 	}
-	gatewayReleases := map[string]bool{}
-	c.Gateways = append([]mesh.Gateway(nil), s.Gateways...)
-	for i := range c.Gateways {
-		g := &c.Gateways[i]
-		if g.Kind == mesh.GatewayKindDeployment && g.HelmRelease != "" {
-			gatewayReleases[g.Namespace+"/"+g.Name] = true
-			if newRev != "" && old[g.RevisionLabel] {
-				g.RevisionLabel = newRev
+}
+
+// restartTagged re-injects, as their restarts leave them, the sidecar workloads that follow a moved
+// tag and the gateway releases' Deployments.
+func restartTagged(c, s *mesh.Snapshot, movedTags, gatewayReleases map[string]bool, newRev string, v mesh.Version) {
+	c.Workloads = append([]mesh.Workload(nil), s.Workloads...)
+	for i := range c.Workloads {
+		w := &c.Workloads[i]
+		if len(w.SidecarRevisions) == 0 {
+			continue
+		}
+		label := w.PodRevisionLabel
+		if label == "" {
+			if ns, ok := c.Namespace(w.Namespace); ok {
+				label = ns.Labels[mesh.LabelRev]
+				if label == "" && ns.Labels[mesh.LabelInjection] == "enabled" {
+					label = "default"
+				}
 			}
 		}
+		if !movedTags[label] && !gatewayReleases[w.Namespace+"/"+w.Name] {
+			continue
+		}
+		reinjected(w, newRev, v)
 	}
-	if newRev != "" && restarted {
-		c.Workloads = append([]mesh.Workload(nil), s.Workloads...)
+}
+
+// reinjectGateways re-injects gateway-chart Deployments by the revision injection now selects: the
+// gateway steps restart them (a Helm upgrade, or a restart when not installed with Helm) whether or
+// not tag moves restart workloads.
+func reinjectGateways(c *mesh.Snapshot, v mesh.Version) {
+	c.Workloads = append([]mesh.Workload(nil), c.Workloads...)
+	for _, g := range c.Gateways {
+		if g.Kind != mesh.GatewayKindDeployment {
+			continue
+		}
+		rev := c.InjectionRevision(g.Namespace, g.RevisionLabel)
 		for i := range c.Workloads {
 			w := &c.Workloads[i]
-			if len(w.SidecarRevisions) == 0 {
+			if w.Kind != "Deployment" || w.Namespace != g.Namespace || w.Name != g.Name || len(w.SidecarRevisions) == 0 || rev == "" {
 				continue
 			}
-			label := w.PodRevisionLabel
-			if label == "" {
-				if ns, ok := c.Namespace(w.Namespace); ok {
-					label = ns.Labels[mesh.LabelRev]
-					if label == "" && ns.Labels[mesh.LabelInjection] == "enabled" {
-						label = "default"
-					}
-				}
-			}
-			if !movedTags[label] && !gatewayReleases[w.Namespace+"/"+w.Name] {
-				continue
-			}
-			reinjected(w, newRev, v)
+			reinjected(w, rev, v)
 		}
 	}
-	// Gateway-chart Deployments are restarted by the gateway steps (a Helm upgrade, or a restart
-	// when not installed with Helm) whether or not tag moves restart workloads: injection gives
-	// their new pods to the revision it now selects.
-	if newRev != "" {
-		c.Workloads = append([]mesh.Workload(nil), c.Workloads...)
-		for _, g := range c.Gateways {
-			if g.Kind != mesh.GatewayKindDeployment {
-				continue
-			}
-			rev := c.InjectionRevision(g.Namespace, g.RevisionLabel)
-			for i := range c.Workloads {
-				w := &c.Workloads[i]
-				if w.Kind != "Deployment" || w.Namespace != g.Namespace || w.Name != g.Name || len(w.SidecarRevisions) == 0 || rev == "" {
-					continue
-				}
-				reinjected(w, rev, v)
-			}
-		}
-	}
-	// Owners last: a gateway-chart Deployment belongs to the revision that injected its pods.
-	for i := range c.Gateways {
-		g := &c.Gateways[i]
-		g.Revision, g.Owners = c.GatewayOwners(*g)
-		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
-			g.Versions = []mesh.Version{v}
-		}
-	}
-	c.Normalize()
-	return &c
 }
 
 // reinjected makes every sidecar pod of w injected by rev at version v, as a restart leaves them.

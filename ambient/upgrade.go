@@ -73,7 +73,12 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		if len(hops) > 1 {
 			prefix = hop.String() + "/"
 		}
-		comp, err := compat.Compute(cur, compat.Options{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive})
+		added, err := u.addedZtunnels(cur, hop, prefix)
+		if err != nil {
+			return nil, err
+		}
+		comp, err := compat.Compute(cur, compat.Options{Target: hop, Strategy: opts.Strategy, Releases: data, Today: opts.Today, Waive: opts.Waive,
+			AddsZtunnels: added})
 		if err != nil {
 			return nil, err
 		}
@@ -255,19 +260,39 @@ func (u *upgrader) addCompatFindings(fs []plan.Finding, later bool, hop mesh.Ver
 	}
 }
 
+// addedZtunnels are the ztunnels a hop installs beside the running one: a blue-green's green, which
+// connects to the hop's new revision (one the plan installs, with the trust it needs) or, in place,
+// to the revision blue connects to.
+func (u *upgrader) addedZtunnels(s *mesh.Snapshot, hop mesh.Version, prefix string) ([]compat.AddedZtunnel, error) {
+	g, ok := u.opts.ztunnel().(ztunnel.BlueGreen)
+	if !ok {
+		return nil, nil
+	}
+	rev := ""
+	if !u.inPlace() {
+		rev = steps.OrDefault(u.opts.RevisionName, hop.RevisionName())
+		if prefix != "" {
+			rev = hop.RevisionName()
+		}
+	} else if len(s.Ztunnels) == 1 {
+		rev, _ = s.ZtunnelRevision(s.Ztunnels[0])
+	}
+	z, err := g.AddedZtunnel(s, hop, rev)
+	if err != nil {
+		return nil, err
+	}
+	return []compat.AddedZtunnel{z}, nil
+}
+
 // planHop adds the steps of one hop to the plan and returns the snapshot as it will be afterwards.
 func (u *upgrader) planHop(s *mesh.Snapshot, target mesh.Version, prefix string, first bool) (*mesh.Snapshot, error) {
 	b := u.b
 	strategy := steps.OrDefault(string(u.opts.Strategy), string(StrategyRevision))
-	pre := plan.Step{ID: "prechecks", Description: "re-run the compatibility checks against the live cluster",
-		Reason: "the cluster may have changed since the plan was made; every finding must still be clear or waived", Risk: plan.RiskNone,
-		Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{Target: u.opts.Target.String(), Strategy: strategy},
-			"ComputeCompatibility reports nothing that stops the upgrade")}}}
+	pre := compat.PrecheckStep("", u.opts.Target, compat.Strategy(strategy))
 	if !first {
-		pre = plan.Step{ID: prefix + "prechecks", Description: fmt.Sprintf("re-run the compatibility checks before the hop to %s", target),
-			Reason: "the previous hop must have left the mesh as planned; findings predicted for this hop are checked for real now", Risk: plan.RiskNone,
-			Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{Target: target.String(), Strategy: strategy},
-				fmt.Sprintf("ComputeCompatibility for %s reports nothing that stops the hop", target))}}}
+		pre = compat.PrecheckStep(prefix, target, compat.Strategy(strategy))
+		pre.Description = fmt.Sprintf("re-run the compatibility gate before the hop to %s", target)
+		pre.Reason = "the previous hop must have left the mesh as planned; findings predicted for this hop are checked for real now"
 	}
 	b.Add(pre)
 	for _, f := range settingFindings(b, s, target) {

@@ -17,6 +17,11 @@ import (
 const (
 	maxRunbookLines = 400
 	maxPlanYAML     = 1 << 20
+	// maxBlueGreenRunbookLines: a blue-green proves green with a probe pod before any blue node is
+	// cordoned (issue 18), five steps whose objects and commands the runbook shows in full (its
+	// namespace, its Deployment, the wait, its backup and removal): some 60 lines the node-by-node
+	// runbook has no need for.
+	maxBlueGreenRunbookLines = maxRunbookLines + 60
 )
 
 // largeMesh is the mesh of the scale benchmark: 2 namespaces per 5 nodes, 50 pods each.
@@ -65,8 +70,8 @@ func TestTheBlueGreenPlanOfAThousandNodesFitsAReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := runbook(t, p)
-	if n := strings.Count(md, "\n"); n > maxRunbookLines {
-		t.Errorf("the runbook has %d lines; the budget is %d", n, maxRunbookLines)
+	if n := strings.Count(md, "\n"); n > maxBlueGreenRunbookLines {
+		t.Errorf("the runbook has %d lines; the budget is %d", n, maxBlueGreenRunbookLines)
 	}
 	nothingLeftOut(t, s, p, md)
 	y, err := plan.EncodeYAML(p)

@@ -309,7 +309,7 @@ func assertHopsComplete(t *testing.T, p *plan.Plan) {
 			return hop, 0
 		case strings.HasPrefix(id, "base/upgrade"):
 			return hop, 1
-		case strings.HasPrefix(id, "istiod/") && (strings.HasSuffix(id, "/install") || strings.HasSuffix(id, "/upgrade")):
+		case strings.HasPrefix(id, "istiod/") && (strings.HasSuffix(id, "/install") || strings.HasSuffix(id, "/upgrade") || strings.HasSuffix(id, "/health")):
 			return hop, 2
 		case strings.HasPrefix(id, "cni/"):
 			return hop, 3

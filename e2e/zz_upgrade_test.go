@@ -100,8 +100,11 @@ type upgradeRun struct {
 	rbac *leastPrivilege
 	// killedStep is the drain step that was in progress when the first process was killed.
 	killedStep string
-	t0         time.Time
-	timings    []string
+	// ztunnelStrategy is the ztunnel DaemonSet's update strategy before the upgrade, which node by
+	// node must leave exactly as it was.
+	ztunnelStrategy mesh.UpdateStrategy
+	t0              time.Time
+	timings         []string
 }
 
 func (u *upgradeRun) timing(name string, since time.Time) {
@@ -239,6 +242,14 @@ func TestUpgrade(t *testing.T) {
 				t.Fatal(err)
 			}
 			u.save(t, p, "upgrade.plan.yaml")
+			if len(snap.Ztunnels) != 1 {
+				t.Fatalf("%d ztunnel DaemonSets before the upgrade, want 1", len(snap.Ztunnels))
+			}
+			u.ztunnelStrategy = snap.Ztunnels[0].UpdateStrategy
+			// The chart's own strategy (surge one, none unavailable), the one a null would lose.
+			if want := (mesh.UpdateStrategy{Type: "RollingUpdate", MaxSurge: "1", MaxUnavailable: "0"}); u.ztunnelStrategy != want {
+				t.Fatalf("ztunnel runs update strategy %+v before the upgrade, want the chart's %+v", u.ztunnelStrategy, want)
+			}
 			// The apply processes run as a ServiceAccount bound to exactly what the plan derives.
 			u.rbac = grantDerivedRBAC(ctx, t, p, snap)
 			chartObjectsAreGranted(t, u.rbac, p)
@@ -395,7 +406,7 @@ func TestUpgrade(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkUpgraded(t, s, target)
+			checkUpgraded(t, s, target, upgradeState(ctx, t).ztunnelStrategy)
 			// Not asserted, reported: what the drains did to the long-running Job (restartPolicy Never,
 			// backoffLimit 0), whose pods the planner says eviction "restarts from the beginning".
 			if j, err := h.Clientset.BatchV1().Jobs("analytics").Get(ctx, "reindex", metav1.GetOptions{}); err == nil {
@@ -816,7 +827,7 @@ func stats(v []int64) string {
 }
 
 // checkUpgraded asserts the end state of the upgrade on a fresh snapshot.
-func checkUpgraded(t *testing.T, s *mesh.Snapshot, target mesh.Version) {
+func checkUpgraded(t *testing.T, s *mesh.Snapshot, target mesh.Version, ztunnelStrategy mesh.UpdateStrategy) {
 	t.Helper()
 	type rev struct {
 		Name    string
@@ -879,8 +890,8 @@ func checkUpgraded(t *testing.T, s *mesh.Snapshot, target mesh.Version) {
 	if z.Revision != upgradeRevision {
 		t.Errorf("ztunnel is pinned to revision %q, want %q", z.Revision, upgradeRevision)
 	}
-	if z.UpdateStrategy.Type != "RollingUpdate" {
-		t.Errorf("ztunnel update strategy %q, want RollingUpdate again after node by node", z.UpdateStrategy.Type)
+	if d := cmp.Diff(ztunnelStrategy, z.UpdateStrategy); d != "" {
+		t.Errorf("ztunnel update strategy after node by node is not the one it ran with before (-before +after):\n%s", d)
 	}
 
 	sidecars := 0

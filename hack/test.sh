@@ -16,7 +16,7 @@ go vet ./...
 go vet -tags e2e ./e2e/...
 
 section "unit tests"
-go test -count=1 ./...
+go test -count=1 -timeout 30m ./...
 
 section "race detector on concurrent planning"
 # Two goroutines plan from one snapshot; the planners must not write to it.
@@ -27,6 +27,8 @@ section "fuzz (short)"
 # "context deadline exceeded" at shutdown, which says nothing about the code.
 go test -run '^$' -fuzz '^FuzzParseVersion$' -fuzztime 100000x -parallel 1 ./ambient/mesh
 go test -run '^$' -fuzz '^FuzzYAML$' -fuzztime 1000x -parallel 1 ./ambient/observe
+go test -run '^$' -fuzz '^FuzzNormalizedHelmValues$' -fuzztime 20000x -parallel 1 ./ambient/mesh
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 2000x -parallel 1 ./ambient/plan
 
 if [ "${E2E:-1}" != "0" ]; then
   section "e2e on a real API server"

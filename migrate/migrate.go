@@ -146,10 +146,16 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (
 	}
 	p.Findings = append(p.Findings, r.Findings...)
 	m.p = p
+	if nsObj != nil {
+		m.injection = planInjection(s, nsObj)
+	}
 	if !blocking(p.Findings) {
 		if err := m.choose(); err != nil {
 			return nil, err
 		}
+		m.outageFindings()
+	}
+	if !blocking(p.Findings) {
 		m.workloadFindings()
 		p.Steps = append(p.Steps, compat.PrecheckStep(m.id(""), mesh.Version{}, ""))
 		m.build(nsObj)
@@ -241,7 +247,10 @@ type migration struct {
 	// ids of steps, for findings' messages.
 	deleteStep map[mesh.ObjectRef]string
 	applyStep  map[mesh.ObjectRef]string
+	pinStep    string
 	restarted  []mesh.ObjectRef
+	// injection is what the plan does to the namespace's injection labels.
+	injection injectionChange
 }
 
 type deletion struct {
@@ -399,14 +408,20 @@ func (m *migration) choose() error {
 		m.deleted = append(m.deleted, d)
 	}
 	// What ztunnel enforces as deny-all, or with rules dropped, goes first: it hurts until it is gone.
-	first := func(d deletion) bool {
-		c := verdicts[d.policy.Ref()].Class
-		return c == DenyAllUnderZtunnel || c == LosesL7Rules
+	// The policies that deny what they allowed first (the deny window), then those that lose rules.
+	rank := func(d deletion) int {
+		switch v := verdicts[d.policy.Ref()]; {
+		case certainOutage(v):
+			return 0
+		case v.Class == DenyAllUnderZtunnel || v.Class == LosesL7Rules:
+			return 1
+		}
+		return 2
 	}
 	sort.Slice(m.deleted, func(i, j int) bool {
 		a, b := m.deleted[i], m.deleted[j]
-		if first(a) != first(b) {
-			return first(a)
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
 		}
 		return refLess(a.policy.Ref(), b.policy.Ref())
 	})
@@ -429,11 +444,42 @@ func orNone(s []string) string {
 	return strings.Join(s, "; ")
 }
 
+// outageFindings make blocking what a waiver would turn into a certain outage: a policy ztunnel
+// enforces as deny-all (or without the ALLOW rules some requests need) that the plan neither copies
+// onto a waypoint nor deletes stays in force once the namespace is ambient.
+func (m *migration) outageFindings() {
+	copied := map[mesh.ObjectRef]bool{}
+	for _, pr := range m.applied {
+		copied[pr.For] = true
+	}
+	deleted := map[mesh.ObjectRef]bool{}
+	for _, d := range m.deleted {
+		deleted[d.policy.Ref()] = true
+	}
+	outage := map[mesh.ObjectRef]bool{}
+	for _, v := range m.report.Policies {
+		if v.Policy.Namespace == m.ns && certainOutage(v) && !(copied[v.Policy] && deleted[v.Policy]) {
+			outage[v.Policy] = true
+		}
+	}
+	for i := range m.p.Findings {
+		f := &m.p.Findings[i]
+		if f.Severity == plan.Blocking || !outage[f.Object] || (f.Code != plan.CodeAuthzBecomesDenyAll && f.Code != plan.CodeAuthzLosesL7Rules) {
+			continue
+		}
+		why := "the plan does not copy it onto the waypoint (MigrateOptions.Apply)"
+		if copied[f.Object] {
+			why = "the plan copies it onto the waypoint but keeps it (MigrateOptions.Keep)"
+		}
+		blockOutage(f, why)
+	}
+}
+
 // workloadFindings reports the sidecar workloads the plan cannot move: pods that select injection
 // themselves, and pods no Deployment, StatefulSet or DaemonSet owns.
 func (m *migration) workloadFindings() {
 	for _, w := range m.s.Workloads {
-		if w.Namespace != m.ns || len(w.SidecarRevisions) == 0 || m.isGateway(w) {
+		if w.Namespace != m.ns || len(w.SidecarRevisions) == 0 || isGatewayWorkload(m.s, w) {
 			continue
 		}
 		switch w.Kind {
@@ -444,7 +490,9 @@ func (m *migration) workloadFindings() {
 				Message: fmt.Sprintf("%s runs %d pods with sidecars and cannot be rolled out, so they keep their sidecars and the plan's gate (no sidecar left) waits for them", w.Ref(), w.Pods),
 				Remedy:  "let them finish or recreate them by hand after the injection label is removed"})
 		}
-		if w.PodRevisionLabel != "" || w.Labels[mesh.LabelSidecarInject] == "true" {
+		// With istio-injection=disabled (injectors that inject unlabelled namespaces) no webhook
+		// selects the pods, whatever their labels.
+		if len(m.injection.auto) == 0 && (w.PodRevisionLabel != "" || w.Labels[mesh.LabelSidecarInject] == "true") {
 			why := mesh.LabelRev + "=" + w.PodRevisionLabel
 			if w.PodRevisionLabel == "" {
 				why = mesh.LabelSidecarInject + "=true"
@@ -454,18 +502,6 @@ func (m *migration) workloadFindings() {
 				Remedy:  "remove the label from the pod template (or set sidecar.istio.io/inject=false) before migrating"})
 		}
 	}
-}
-
-func (m *migration) isGateway(w mesh.Workload) bool {
-	if w.GatewayName != "" {
-		return true
-	}
-	for _, g := range m.s.Gateways {
-		if g.Kind == mesh.GatewayKindDeployment && g.Namespace == w.Namespace && g.Name == w.Name {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveFindings turns the waivable findings the plan itself resolves into info, saying how.
@@ -494,6 +530,10 @@ func (m *migration) resolveFindings() {
 		case plan.CodeVirtualServiceNeedsHTTPRoute:
 			if applied {
 				how = fmt.Sprintf("step %s applies the HTTPRoute that replaces it", apply)
+			}
+		case plan.CodeMigrationGatewayOwnerChanges:
+			if m.pinStep != "" && f.Object.Kind == "Gateway" {
+				how = fmt.Sprintf("step %s labels it with the namespace's %s before the label goes", m.pinStep, mesh.LabelRev)
 			}
 		}
 		if how != "" && classes[f.Object] != PrincipalsMoveToWaypoint {

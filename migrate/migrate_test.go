@@ -45,8 +45,8 @@ func TestMigrateNamespaceGolden(t *testing.T) {
 		{
 			name: "checkout-with-waypoint", namespace: "checkout", opts: checkoutOptions(),
 			wantSteps: []string{"prechecks", "waypoint", "waypoint/programmed", "apply/authorizationpolicy/no-delete-waypoint",
-				"apply/authorizationpolicy/web-get-waypoint", "apply/httproute/web", "use-waypoint", "dataplane-mode", "injection", "restart",
-				"backup", "delete/authorizationpolicy/web-get", "delete/authorizationpolicy/no-delete", "delete/destinationrule/web",
+				"apply/authorizationpolicy/web-get-waypoint", "apply/httproute/web", "use-waypoint", "dataplane-mode", "injection", "deny-window",
+				"backup", "restart", "delete/authorizationpolicy/web-get", "delete/authorizationpolicy/no-delete", "delete/destinationrule/web",
 				"delete/virtualservice/web", "validate", "health"},
 		},
 		{
@@ -144,15 +144,13 @@ func TestFindingsThePlanResolvesBecomeInfo(t *testing.T) {
 			t.Errorf("finding %s not resolved by the plan: %s", f.Code, f)
 		}
 	}
-	// Without the proposals the same findings stop the plan.
+	// Without the proposals the same findings stop the plan; the deny-all one cannot be waived.
 	opts := checkoutOptions()
 	opts.Apply, opts.Delete = nil, nil
+	opts.Waive = []plan.Code{plan.CodeAuthzBecomesDenyAll}
 	p, err = migrate.MigrateNamespace(s, "checkout", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Runnable() {
-		t.Error("a plan that leaves an L7 ALLOW policy to ztunnel is runnable")
+	if !errors.Is(err, migrate.ErrBlocked) {
+		t.Fatalf("err = %v; a plan that leaves an L7 ALLOW policy to ztunnel must be blocked", err)
 	}
 	got := plan.Codes(plan.Stopping(p.Findings))
 	want := []plan.Code{plan.CodeAuthzBecomesDenyAll, plan.CodeAuthzNoEffect, plan.CodeVirtualServiceNeedsHTTPRoute}
@@ -182,7 +180,7 @@ func TestBadMigrationInput(t *testing.T) {
 		{name: "a namespace with no mesh is blocked", ns: "plain", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNotInMesh}},
 		{name: "a namespace that does not exist is blocked", ns: "nowhere", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNamespaceMissing}},
 		{name: "a policy the classifier cannot read blocks the migration and is never deleted", snap: shop, ns: "shop", is: migrate.ErrBlocked,
-			codes: []plan.Code{plan.CodePolicySpecInvalid}},
+			codes: []plan.Code{plan.CodeAuthzBecomesDenyAll, plan.CodeAuthzLosesL7Rules, plan.CodePolicySpecInvalid}},
 		{name: "no backup file is refused", ns: "checkout", opts: func(o *migrate.MigrateOptions) { o.BackupFile = "" }, is: plan.ErrInvalidOptions, says: "BackupFile is empty"},
 		{name: "a relative backup file is refused", ns: "checkout", opts: func(o *migrate.MigrateOptions) { o.BackupFile = "backup.json" }, is: plan.ErrInvalidOptions, says: "not an absolute path"},
 		{name: "a proposal the report does not make is refused", ns: "checkout",

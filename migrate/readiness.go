@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	securityv1 "istio.io/api/security/v1"
 	typev1beta1 "istio.io/api/type/v1beta1"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -103,6 +104,8 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		return finish(r, opts), nil
 	}
 	namespaceFindings(ns, add)
+	injectionFindings(s, ns, add)
+	gatewayNamespaceFinding(s, ns, add)
 
 	wv := newWaypointView(s, namespace)
 	if opts.Waypoint != nil {
@@ -121,10 +124,49 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		}
 	}
 
-	r.Policies = classifyPolicies(s, wv, opts.RootNamespace, []string{namespace})
+	policyReadiness(s, wv, r, opts.RootNamespace, need, add)
+
+	routes, props := routeVerdicts(s, namespace)
+	r.Routes = routes
+	r.Proposals = append(r.Proposals, props...)
+	for _, v := range routes {
+		local := servicesIn(v.Services, namespace)
+		for _, f := range routeFindings(v, namespace) {
+			add(f)
+		}
+		if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(local) > 0 {
+			need(v.Route, local)
+		}
+		if v.Route.Kind == "DestinationRule" && v.TrafficPolicy && len(local) > 0 {
+			need(v.Route, local)
+		}
+	}
+
+	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
+	destinationRulesWithoutWaypoint(r, add)
+	tl := lintTelemetry(s, namespace, wv)
+	for _, f := range tl.Findings {
+		add(f)
+	}
+	r.Notes = append(r.Notes, tl.Unchecked...)
+	return finish(r, opts), nil
+}
+
+// policyReadiness classifies the namespace's (and the root namespace's) security policies into r,
+// with their findings, what needs a waypoint and the proposals.
+func policyReadiness(s *mesh.Snapshot, wv *waypointView, r *Report, root string, need func(mesh.ObjectRef, []string), add func(plan.Finding)) {
+	namespace := r.Namespace
+	r.Policies = classifyPolicies(s, wv, root, []string{namespace})
 	for _, v := range r.Policies {
 		p := policyByRef(s, v.Policy)
 		if f, ok := policyFinding(v); ok {
+			if v.Policy.Namespace == namespace && certainOutage(v) && len(wv.forPolicy(namespace, selectorOf(p), selectorOf(p) == nil)) == 0 {
+				why := "no waypoint will serve its workloads (none is labelled, and MigrateOptions.Waypoint names none), so no translated copy can take over"
+				if len(servicesOfPolicy(s, p)) == 0 {
+					why = "no Service of the snapshot selects its workloads, and a waypoint takes only the traffic of the Services it serves (unless istio.io/waypoint-for is workload or all), so no translated copy can take over"
+				}
+				blockOutage(&f, why)
+			}
 			add(f)
 		}
 		if v.Policy.Namespace != namespace {
@@ -149,24 +191,12 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		r.Notes = append(r.Notes, notes...)
 	}
 
-	routes, props := routeVerdicts(s, namespace)
-	r.Routes = routes
-	r.Proposals = append(r.Proposals, props...)
-	for _, v := range routes {
-		local := servicesIn(v.Services, namespace)
-		for _, f := range routeFindings(v) {
-			add(f)
-		}
-		if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(local) > 0 {
-			need(v.Route, local)
-		}
-		if v.Route.Kind == "DestinationRule" && v.TrafficPolicy && len(local) > 0 {
-			need(v.Route, local)
-		}
-	}
+}
 
-	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
-	for _, v := range routes {
+// destinationRulesWithoutWaypoint: a DestinationRule's traffic policy stops for the Services that
+// will have no waypoint.
+func destinationRulesWithoutWaypoint(r *Report, add func(plan.Finding)) {
+	for _, v := range r.Routes {
 		if v.Route.Kind != "DestinationRule" || !v.TrafficPolicy {
 			continue
 		}
@@ -183,12 +213,6 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 				Remedy: "give the Service a waypoint (istio.io/use-waypoint) so the DestinationRule keeps applying, or accept plain L4 load balancing"})
 		}
 	}
-	tl := lintTelemetry(s, namespace, wv)
-	for _, f := range tl.Findings {
-		add(f)
-	}
-	r.Notes = append(r.Notes, tl.Unchecked...)
-	return finish(r, opts), nil
 }
 
 func finish(r *Report, opts ReadinessOptions) *Report {
@@ -307,6 +331,20 @@ func namespaceFindings(ns *mesh.Namespace, add func(plan.Finding)) {
 	}
 }
 
+// certainOutage: ztunnel denies, for good, requests the policy allowed: an ALLOW policy every rule of
+// which is dropped (deny-all), or some (the requests only they allowed). A waiver cannot make that
+// safe; only a translated copy on a waypoint and the deletion of the original can.
+func certainOutage(v PolicyVerdict) bool {
+	return v.Class == DenyAllUnderZtunnel || v.Class == LosesL7Rules && v.Action != securityv1.AuthorizationPolicy_DENY.String()
+}
+
+// blockOutage makes a certain-outage finding blocking, saying why it cannot be waived.
+func blockOutage(f *plan.Finding, why string) {
+	f.Severity, f.Waived = plan.Blocking, false
+	f.Message += fmt.Sprintf("; %s: once the namespace is ambient, ztunnel denies these requests for good, and a waiver cannot make that safe", why)
+	f.Remedy = "give the workloads a waypoint (MigrateOptions.Waypoint), apply the proposed targetRefs copy (MigrateOptions.Apply) and let the plan delete this policy right after the restart"
+}
+
 // policyFinding turns a verdict into a finding; classes that keep working give none.
 func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 	f := plan.Finding{Severity: plan.Waivable, Object: v.Policy, Remedy: v.Remedy}
@@ -351,11 +389,17 @@ func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 	return f, true
 }
 
-func routeFindings(v RouteVerdict) []plan.Finding {
+func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 	var out []plan.Finding
 	if v.Error != "" {
 		return []plan.Finding{{Code: plan.CodePolicySpecInvalid, Severity: plan.Blocking, Object: v.Route,
 			Message: fmt.Sprintf("%s: %s", v.Route, v.Error), Remedy: "fix the object so it decodes; it is kept as it is and never deleted by a plan"}}
+	}
+	if len(v.UnresolvedHosts) > 0 && v.Route.Namespace == ns {
+		out = append(out, plan.Finding{Code: plan.CodeRouteHostUnresolved, Severity: plan.Waivable, Object: v.Route,
+			Message: fmt.Sprintf("%s names host %s, which matches no Service of the snapshot (a ServiceEntry, an external or wildcard host, or a Service of a namespace that was not observed): readiness cannot tell whether ambient clients keep its rules",
+				v.Route, strings.Join(v.UnresolvedHosts, ", ")),
+			Remedy: "check what the host is: fix it if it is a typo, observe the namespace of its Service, or waive the code once you know that the move does not change what it does"})
 	}
 	if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(v.Services) > 0 {
 		out = append(out, plan.Finding{Code: plan.CodeVirtualServiceNeedsHTTPRoute, Severity: plan.Waivable, Object: v.Route,

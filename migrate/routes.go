@@ -207,63 +207,8 @@ const annotationReplaces = "ambientkit.io/replaces"
 func translateHTTP(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, bad func(field, why string)) (rule httpRouteRule, ok bool) {
 	ok = true
 	for j, mt := range h.GetMatch() {
-		mat := fmt.Sprintf("%s.match[%d]", at, j)
-		var out httpRouteMatch
-		if u := mt.GetUri(); u != nil {
-			switch {
-			case u.GetExact() != "":
-				out.Path = &httpPathMatch{Type: ptr("Exact"), Value: ptr(u.GetExact())}
-			case u.GetPrefix() != "":
-				out.Path = &httpPathMatch{Type: ptr("PathPrefix"), Value: ptr(u.GetPrefix())}
-				if p := u.GetPrefix(); p != "/" && !strings.HasSuffix(p, "/") {
-					bad(mat+".uri.prefix", fmt.Sprintf("PathPrefix %q matches whole path segments, so it no longer matches %sx", p, p))
-				}
-			case u.GetRegex() != "":
-				out.Path = &httpPathMatch{Type: ptr("RegularExpression"), Value: ptr(u.GetRegex())}
-			}
-		}
-		for _, name := range sortedMapKeys(mt.GetHeaders()) {
-			sm := mt.GetHeaders()[name]
-			switch {
-			case sm.GetExact() != "":
-				out.Headers = append(out.Headers, httpHeaderMatch{Type: ptr("Exact"), Name: name, Value: sm.GetExact()})
-			case sm.GetRegex() != "":
-				out.Headers = append(out.Headers, httpHeaderMatch{Type: ptr("RegularExpression"), Name: name, Value: sm.GetRegex()})
-			default:
-				bad(mat+".headers."+name, "HTTPRoute matches headers exactly or by regular expression only")
-				ok = false
-			}
-		}
-		for _, name := range sortedMapKeys(mt.GetQueryParams()) {
-			sm := mt.GetQueryParams()[name]
-			switch {
-			case sm.GetExact() != "":
-				out.QueryParams = append(out.QueryParams, httpQueryParamMatch{Type: ptr("Exact"), Name: name, Value: sm.GetExact()})
-			case sm.GetRegex() != "":
-				out.QueryParams = append(out.QueryParams, httpQueryParamMatch{Type: ptr("RegularExpression"), Name: name, Value: sm.GetRegex()})
-			default:
-				bad(mat+".queryParams."+name, "HTTPRoute matches query parameters exactly or by regular expression only")
-				ok = false
-			}
-		}
-		if me := mt.GetMethod(); me != nil {
-			if me.GetExact() != "" {
-				out.Method = ptr(me.GetExact())
-			} else {
-				bad(mat+".method", "HTTPRoute matches one exact method")
-				ok = false
-			}
-		}
-		for field, set := range map[string]bool{
-			"authority": mt.GetAuthority() != nil, "scheme": mt.GetScheme() != nil, "port": mt.GetPort() != 0,
-			"sourceLabels": len(mt.GetSourceLabels()) > 0, "sourceNamespace": mt.GetSourceNamespace() != "",
-			"gateways": len(mt.GetGateways()) > 0, "withoutHeaders": len(mt.GetWithoutHeaders()) > 0, "ignoreUriCase": mt.GetIgnoreUriCase(),
-		} {
-			if set {
-				bad(mat+"."+field, "no HTTPRoute match field")
-				ok = false
-			}
-		}
+		out, fine := translateMatch(fmt.Sprintf("%s.match[%d]", at, j), mt, bad)
+		ok = ok && fine
 		rule.Matches = append(rule.Matches, out)
 	}
 	for k, d := range h.GetRoute() {
@@ -282,45 +227,12 @@ func translateHTTP(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, b
 	}
 	rule.Filters = headerFilters(h.GetHeaders())
 	if r := h.GetRedirect(); r != nil {
-		rd := &httpRequestRedirect{StatusCode: ptr(301)} // Istio's default; Gateway API's is 302
-		if r.GetRedirectCode() != 0 {
-			rd.StatusCode = ptr(int(r.GetRedirectCode()))
-		}
-		if r.GetUri() != "" {
-			rd.Path = &httpPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr(r.GetUri())}
-		}
-		if r.GetAuthority() != "" {
-			rd.Hostname = ptr(r.GetAuthority())
-		}
-		if r.GetScheme() != "" {
-			rd.Scheme = ptr(r.GetScheme())
-		}
-		if r.GetPort() != 0 {
-			rd.Port = ptr(int32(r.GetPort()))
-		}
-		if r.GetDerivePort() != 0 {
-			bad(at+".redirect.derivePort", "no HTTPRoute equivalent")
-		}
-		rule.Filters = append(rule.Filters, httpRouteFilter{Type: "RequestRedirect", RequestRedirect: rd})
+		rule.Filters = append(rule.Filters, redirectFilter(at, r, bad))
 	}
 	if rw := h.GetRewrite(); rw != nil {
-		u := &httpURLRewrite{}
-		if rw.GetAuthority() != "" {
-			u.Hostname = ptr(rw.GetAuthority())
-		}
-		if rw.GetUri() != "" {
-			if allPrefixMatches(h) {
-				u.Path = &httpPathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr(rw.GetUri())}
-			} else {
-				bad(at+".rewrite.uri", "HTTPRoute replaces a path prefix only after a PathPrefix match")
-				ok = false
-			}
-		}
-		if rw.GetUriRegexRewrite() != nil {
-			bad(at+".rewrite.uriRegexRewrite", "no HTTPRoute equivalent")
-			ok = false
-		}
-		rule.Filters = append(rule.Filters, httpRouteFilter{Type: "URLRewrite", URLRewrite: u})
+		f, fine := rewriteFilter(at, h, rw, bad)
+		ok = ok && fine
+		rule.Filters = append(rule.Filters, f)
 	}
 	if t := h.GetTimeout(); t != nil {
 		if d, fine := gatewayDuration(t); fine {
@@ -329,6 +241,126 @@ func translateHTTP(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, b
 			bad(at+".timeout", "not expressible as a Gateway API duration")
 		}
 	}
+	rule.Filters = append(rule.Filters, mirrorFilters(s, ns, at, h, bad)...)
+	return rule, untranslatableHTTP(at, h, bad) && ok
+}
+
+// translateMatch turns one HTTPMatchRequest into an HTTPRouteMatch; ok is false when a condition
+// cannot be carried, so the rule would match other requests.
+func translateMatch(mat string, mt *networkingv1.HTTPMatchRequest, bad func(field, why string)) (out httpRouteMatch, ok bool) {
+	ok = true
+	if u := mt.GetUri(); u != nil {
+		switch {
+		case u.GetExact() != "":
+			out.Path = &httpPathMatch{Type: ptr("Exact"), Value: ptr(u.GetExact())}
+		case u.GetPrefix() != "":
+			out.Path = &httpPathMatch{Type: ptr("PathPrefix"), Value: ptr(u.GetPrefix())}
+			if p := u.GetPrefix(); p != "/" && !strings.HasSuffix(p, "/") {
+				bad(mat+".uri.prefix", fmt.Sprintf("PathPrefix %q matches whole path segments, so it no longer matches %sx", p, p))
+			}
+		case u.GetRegex() != "":
+			out.Path = &httpPathMatch{Type: ptr("RegularExpression"), Value: ptr(u.GetRegex())}
+		}
+	}
+	for _, name := range sortedMapKeys(mt.GetHeaders()) {
+		sm := mt.GetHeaders()[name]
+		switch {
+		case sm.GetExact() != "":
+			out.Headers = append(out.Headers, httpHeaderMatch{Type: ptr("Exact"), Name: name, Value: sm.GetExact()})
+		case sm.GetRegex() != "":
+			out.Headers = append(out.Headers, httpHeaderMatch{Type: ptr("RegularExpression"), Name: name, Value: sm.GetRegex()})
+		default:
+			bad(mat+".headers."+name, "HTTPRoute matches headers exactly or by regular expression only")
+			ok = false
+		}
+	}
+	for _, name := range sortedMapKeys(mt.GetQueryParams()) {
+		sm := mt.GetQueryParams()[name]
+		switch {
+		case sm.GetExact() != "":
+			out.QueryParams = append(out.QueryParams, httpQueryParamMatch{Type: ptr("Exact"), Name: name, Value: sm.GetExact()})
+		case sm.GetRegex() != "":
+			out.QueryParams = append(out.QueryParams, httpQueryParamMatch{Type: ptr("RegularExpression"), Name: name, Value: sm.GetRegex()})
+		default:
+			bad(mat+".queryParams."+name, "HTTPRoute matches query parameters exactly or by regular expression only")
+			ok = false
+		}
+	}
+	if me := mt.GetMethod(); me != nil {
+		if me.GetExact() != "" {
+			out.Method = ptr(me.GetExact())
+		} else {
+			bad(mat+".method", "HTTPRoute matches one exact method")
+			ok = false
+		}
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"authority", mt.GetAuthority() != nil}, {"gateways", len(mt.GetGateways()) > 0}, {"ignoreUriCase", mt.GetIgnoreUriCase()},
+		{"port", mt.GetPort() != 0}, {"scheme", mt.GetScheme() != nil}, {"sourceLabels", len(mt.GetSourceLabels()) > 0},
+		{"sourceNamespace", mt.GetSourceNamespace() != ""}, {"withoutHeaders", len(mt.GetWithoutHeaders()) > 0},
+	} {
+		if f.set {
+			bad(mat+"."+f.name, "no HTTPRoute match field")
+			ok = false
+		}
+	}
+	return out, ok
+}
+
+// redirectFilter is the RequestRedirect filter of an HTTPRedirect.
+func redirectFilter(at string, r *networkingv1.HTTPRedirect, bad func(field, why string)) httpRouteFilter {
+	rd := &httpRequestRedirect{StatusCode: ptr(301)} // Istio's default; Gateway API's is 302
+	if r.GetRedirectCode() != 0 {
+		rd.StatusCode = ptr(int(r.GetRedirectCode()))
+	}
+	if r.GetUri() != "" {
+		rd.Path = &httpPathModifier{Type: "ReplaceFullPath", ReplaceFullPath: ptr(r.GetUri())}
+	}
+	if r.GetAuthority() != "" {
+		rd.Hostname = ptr(r.GetAuthority())
+	}
+	if r.GetScheme() != "" {
+		rd.Scheme = ptr(r.GetScheme())
+	}
+	if r.GetPort() != 0 {
+		rd.Port = ptr(int32(r.GetPort()))
+	}
+	if r.GetDerivePort() != 0 {
+		bad(at+".redirect.derivePort", "no HTTPRoute equivalent")
+	}
+	return httpRouteFilter{Type: "RequestRedirect", RequestRedirect: rd}
+}
+
+// rewriteFilter is the URLRewrite filter of an HTTPRewrite; ok is false when the path rewrite
+// cannot be expressed.
+func rewriteFilter(at string, h *networkingv1.HTTPRoute, rw *networkingv1.HTTPRewrite, bad func(field, why string)) (httpRouteFilter, bool) {
+	ok := true
+	u := &httpURLRewrite{}
+	if rw.GetAuthority() != "" {
+		u.Hostname = ptr(rw.GetAuthority())
+	}
+	if rw.GetUri() != "" {
+		if allPrefixMatches(h) {
+			u.Path = &httpPathModifier{Type: "ReplacePrefixMatch", ReplacePrefixMatch: ptr(rw.GetUri())}
+		} else {
+			bad(at+".rewrite.uri", "HTTPRoute replaces a path prefix only after a PathPrefix match")
+			ok = false
+		}
+	}
+	if rw.GetUriRegexRewrite() != nil {
+		bad(at+".rewrite.uriRegexRewrite", "no HTTPRoute equivalent")
+		ok = false
+	}
+	return httpRouteFilter{Type: "URLRewrite", URLRewrite: u}, ok
+}
+
+// mirrorFilters are the RequestMirror filters of mirror (with mirrorPercentage or the older
+// mirrorPercent) and mirrors.
+func mirrorFilters(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, bad func(field, why string)) []httpRouteFilter {
+	var out []httpRouteFilter
 	mirrors := h.GetMirrors()
 	if m := h.GetMirror(); m != nil {
 		mirrors = append([]*networkingv1.HTTPMirrorPolicy{{Destination: m, Percentage: h.GetMirrorPercentage()}}, mirrors...)
@@ -350,8 +382,15 @@ func translateHTTP(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, b
 				bad(mat+".percentage", "HTTPRoute mirrors a whole percentage")
 			}
 		}
-		rule.Filters = append(rule.Filters, httpRouteFilter{Type: "RequestMirror", RequestMirror: f})
+		out = append(out, httpRouteFilter{Type: "RequestMirror", RequestMirror: f})
 	}
+	return out
+}
+
+// untranslatableHTTP reports the fields of a route no HTTPRoute carries; false when the rule would
+// then route somewhere else than written (a delegate, a direct response).
+func untranslatableHTTP(at string, h *networkingv1.HTTPRoute, bad func(field, why string)) bool {
+	ok := true
 	if h.GetRetries() != nil {
 		bad(at+".retries", "HTTPRoute retry is experimental in Gateway API v1.6.3 (HTTPRouteRetry); set it by hand on the experimental channel")
 	}
@@ -369,7 +408,7 @@ func translateHTTP(s *mesh.Snapshot, ns, at string, h *networkingv1.HTTPRoute, b
 		bad(at+".directResponse", "Gateway API has no direct response")
 		ok = false
 	}
-	return rule, ok
+	return ok
 }
 
 func allPrefixMatches(h *networkingv1.HTTPRoute) bool {

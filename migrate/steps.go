@@ -61,170 +61,318 @@ func relabel(api string, obj mesh.ObjectRef, key string, before map[string]strin
 	return &plan.PatchLabels{APIVersion: api, Object: obj, Remove: []string{key}}
 }
 
-func (m *migration) build(ns *mesh.Namespace) {
-	p := m.p
-	m.applyStep, m.deleteStep = map[mesh.ObjectRef]string{}, map[mesh.ObjectRef]string{}
-	last := ""
-	add := func(st plan.Step) {
-		if last != "" {
-			st.DependsOn = append(st.DependsOn, last)
-		}
-		p.Steps = append(p.Steps, st)
-		last = st.ID
-	}
-	nsRef := mesh.ObjectRef{Kind: "Namespace", Name: m.ns}
-	backupID := m.id("backup")
+// stepper appends the plan's steps in order, each depending on the one before, and carries the
+// checks later steps reuse.
+type stepper struct {
+	m          *migration
+	ns         *mesh.Namespace
+	nsRef      mesh.ObjectRef
+	backupID   string
+	last       string
+	programmed *plan.Check
+	accepted   []plan.Check
+	captured   plan.Check
+	noSidecars plan.Check
+}
 
-	// 1. The waypoint, the chosen proposals, then istio.io/use-waypoint.
-	var programmed *plan.Check
-	var accepted []plan.Check
-	if w := m.waypoint; w != nil {
-		gw := mesh.ObjectRef{Kind: "Gateway", Namespace: m.ns, Name: w.Name}
-		c := plan.NewCheck(gw, plan.GatewayProgrammedArgs{}, fmt.Sprintf("waypoint %s is Programmed", w))
-		programmed = &c
-		if m.create {
-			add(plan.Step{ID: m.id("waypoint"), Description: fmt.Sprintf("create waypoint %s (a Gateway of class %s)", w, waypointClass),
-				Reason: "policies and routes that need an HTTP proxy move onto the waypoint before any pod leaves its sidecar",
-				Risk:   plan.RiskLow, ApplyObject: &plan.ApplyObject{Object: waypointObject(*w, ns.Labels[mesh.LabelRev])},
-				Rollback: &plan.Step{ID: m.id("waypoint", "undo"), Description: fmt.Sprintf("delete waypoint %s", w), Risk: plan.RiskLow,
-					DeleteObject: &plan.DeleteObject{APIVersion: gatewayAPIVersion, Object: gw}}})
-		}
-		timeout := m.opts.WaypointTimeoutSeconds
-		if timeout == 0 {
-			timeout = DefaultWaypointTimeoutSeconds
-		}
-		add(plan.Step{ID: m.id("waypoint", "programmed"), Description: fmt.Sprintf("wait for waypoint %s to be Programmed", w),
-			Reason: "istiod deploys the waypoint; what is attached to it takes effect only once it runs",
-			Risk:   plan.RiskNone, WaitFor: &plan.WaitFor{Check: c, TimeoutSeconds: int64(timeout)}})
+func (b *stepper) add(st plan.Step) {
+	if b.last != "" {
+		st.DependsOn = append(st.DependsOn, b.last)
 	}
+	b.m.p.Steps = append(b.m.p.Steps, st)
+	b.last = st.ID
+}
+
+// build lays out the migration in the order of the Istio migration guide (istio.io
+// docs/ambient/migrate: use-waypoint, dataplane-mode, the injection labels, the restart, then the
+// sidecar-era policies, then validation). When a policy is deny-all (or loses ALLOW rules) under
+// ztunnel, the backup moves before the restart and an approval shows the window in which ztunnel
+// enforces it, so that its deletion follows the restart at once.
+func (m *migration) build(ns *mesh.Namespace) {
+	m.applyStep, m.deleteStep = map[mesh.ObjectRef]string{}, map[mesh.ObjectRef]string{}
+	nsRef := mesh.ObjectRef{Kind: "Namespace", Name: m.ns}
+	b := &stepper{m: m, ns: ns, nsRef: nsRef, backupID: m.id("backup"),
+		captured:   plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, fmt.Sprintf("the pods of namespace %s without sidecars are captured by ztunnel (ambient.istio.io/redirection=enabled)", m.ns)),
+		noSidecars: plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, fmt.Sprintf("no pod of namespace %s runs a sidecar (containers and native sidecars)", m.ns))}
+	if n := len(m.p.Steps); n > 0 {
+		b.last = m.p.Steps[n-1].ID // the prechecks: nothing changes before they pass
+	}
+	b.waypointSteps()
+	b.applySteps()
+	b.useWaypointSteps()
+	b.dataplaneModeStep()
+	b.pinGatewaysStep()
+	b.injectionStep()
+	window := m.denyWindow()
+	if len(window) > 0 {
+		b.windowApproval(window)
+		b.backupStep()
+	}
+	b.restartStep()
+	if len(window) == 0 {
+		b.backupStep()
+	}
+	b.deleteSteps()
+	b.validateSteps()
+	p := m.p
+	p.Steps[0].Preconditions = append([]plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupWritableArgs{File: m.opts.BackupFile, Step: b.backupID},
+		fmt.Sprintf("the backup file %s can be written", m.opts.BackupFile))}, p.Steps[0].Preconditions...)
+}
+
+// 1. The waypoint, created when asked, and the wait for it to be Programmed.
+func (b *stepper) waypointSteps() {
+	m, w := b.m, b.m.waypoint
+	if w == nil {
+		return
+	}
+	gw := mesh.ObjectRef{Kind: "Gateway", Namespace: m.ns, Name: w.Name}
+	c := plan.NewCheck(gw, plan.GatewayProgrammedArgs{}, fmt.Sprintf("waypoint %s is Programmed", w))
+	b.programmed = &c
+	if m.create {
+		b.add(plan.Step{ID: m.id("waypoint"), Description: fmt.Sprintf("create waypoint %s (a Gateway of class %s)", w, waypointClass),
+			Reason: "policies and routes that need an HTTP proxy move onto the waypoint before any pod leaves its sidecar",
+			Risk:   plan.RiskLow, ApplyObject: &plan.ApplyObject{Object: waypointObject(*w, b.ns.Labels[mesh.LabelRev])},
+			Rollback: &plan.Step{ID: m.id("waypoint", "undo"), Description: fmt.Sprintf("delete waypoint %s", w), Risk: plan.RiskLow,
+				DeleteObject: &plan.DeleteObject{APIVersion: gatewayAPIVersion, Object: gw}}})
+	}
+	timeout := m.opts.WaypointTimeoutSeconds
+	if timeout == 0 {
+		timeout = DefaultWaypointTimeoutSeconds
+	}
+	b.add(plan.Step{ID: m.id("waypoint", "programmed"), Description: fmt.Sprintf("wait for waypoint %s to be Programmed", w),
+		Reason: "istiod deploys the waypoint; what is attached to it takes effect only once it runs",
+		Risk:   plan.RiskNone, WaitFor: &plan.WaitFor{Check: c, TimeoutSeconds: int64(timeout)}})
+}
+
+// The chosen proposals (targetRefs policies, HTTPRoutes).
+func (b *stepper) applySteps() {
+	m := b.m
 	for _, pr := range m.applied {
 		ref := pr.Ref()
 		api, _ := pr.Object["apiVersion"].(string)
 		id := m.id("apply", strings.ToLower(ref.Kind), ref.Name)
-		add(plan.Step{ID: id, Description: fmt.Sprintf("apply %s, which takes over from %s", ref, pr.For),
+		b.add(plan.Step{ID: id, Description: fmt.Sprintf("apply %s, which takes over from %s", ref, pr.For),
 			Reason: "the proposal attaches to the waypoint, where the rules keep their meaning once the namespace is ambient",
 			Risk:   plan.RiskLow, ApplyObject: &plan.ApplyObject{Object: pr.Object}, Notes: pr.Notes,
 			Rollback: &plan.Step{ID: id + "/undo", Description: "delete " + ref.String(), Risk: plan.RiskLow,
 				DeleteObject: &plan.DeleteObject{APIVersion: api, Object: ref}}})
 		m.applyStep[pr.For] = id
 		if api == securityAPIVersion {
-			accepted = append(accepted, plan.NewCheck(ref, plan.WaypointAcceptedArgs{APIVersion: api},
+			b.accepted = append(b.accepted, plan.NewCheck(ref, plan.WaypointAcceptedArgs{APIVersion: api},
 				fmt.Sprintf("istiod accepted %s on the waypoint (WaypointAccepted=True)", ref)))
 		}
 	}
-	if w := m.waypoint; w != nil {
-		gate := append([]plan.Check{*programmed}, accepted...)
-		labelled := false
-		useNote := "sidecar clients keep using VirtualServices and bypass the waypoint; ambient clients (and, after the restart, this namespace's own pods) go through it"
-		if len(m.opts.WaypointServices) > 0 {
-			svcs := append([]string(nil), m.opts.WaypointServices...)
-			sort.Strings(svcs)
-			for i, name := range svcs {
-				svc := m.service(name)
-				if svc.Labels[mesh.LabelUseWaypoint] == w.Name {
-					continue
-				}
-				ref := svc.Ref()
-				st := plan.Step{ID: m.id("use-waypoint", name), Description: fmt.Sprintf("label Service %s %s=%s", ref, mesh.LabelUseWaypoint, w.Name),
-					Reason: "traffic to the Service goes through the waypoint from now on", Risk: plan.RiskMedium,
-					PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: ref, Set: map[string]string{mesh.LabelUseWaypoint: w.Name}},
-					Notes:       []string{useNote},
-					Rollback: &plan.Step{ID: m.id("use-waypoint", name, "undo"), Description: fmt.Sprintf("put label %s of Service %s back", mesh.LabelUseWaypoint, ref),
-						Risk: plan.RiskLow, PatchLabels: relabel("v1", ref, mesh.LabelUseWaypoint, svc.Labels)}}
-				if i == len(svcs)-1 {
-					st.Postconditions = gate
-				}
-				add(st)
-				labelled = true
+}
+
+// istio.io/use-waypoint on the namespace or the chosen Services (step 1 of the guide); gate: the
+// waypoint Programmed and every applied policy accepted on it.
+func (b *stepper) useWaypointSteps() {
+	m, w := b.m, b.m.waypoint
+	if w == nil {
+		return
+	}
+	gate := append([]plan.Check{*b.programmed}, b.accepted...)
+	labelled := false
+	useNote := "sidecar clients keep using VirtualServices and bypass the waypoint; ambient clients (and, after the restart, this namespace's own pods) go through it"
+	if len(m.opts.WaypointServices) > 0 {
+		svcs := append([]string(nil), m.opts.WaypointServices...)
+		sort.Strings(svcs)
+		for i, name := range svcs {
+			svc := m.service(name)
+			if svc.Labels[mesh.LabelUseWaypoint] == w.Name {
+				continue
 			}
-		} else if ns.Labels[mesh.LabelUseWaypoint] != w.Name {
-			add(plan.Step{ID: m.id("use-waypoint"), Description: fmt.Sprintf("label namespace %s %s=%s", m.ns, mesh.LabelUseWaypoint, w.Name),
-				Reason: "step 1 of the migration guide: activate the waypoint before the namespace joins ambient", Risk: plan.RiskMedium,
-				PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: nsRef, Set: map[string]string{mesh.LabelUseWaypoint: w.Name}},
-				Notes:       []string{useNote}, Postconditions: gate,
-				Rollback: &plan.Step{ID: m.id("use-waypoint", "undo"), Description: fmt.Sprintf("put label %s of namespace %s back", mesh.LabelUseWaypoint, m.ns),
-					Risk: plan.RiskLow, PatchLabels: relabel("v1", nsRef, mesh.LabelUseWaypoint, ns.Labels)}})
+			ref := svc.Ref()
+			st := plan.Step{ID: m.id("use-waypoint", name), Description: fmt.Sprintf("label Service %s %s=%s", ref, mesh.LabelUseWaypoint, w.Name),
+				Reason: "traffic to the Service goes through the waypoint from now on", Risk: plan.RiskMedium,
+				PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: ref, Set: map[string]string{mesh.LabelUseWaypoint: w.Name}},
+				Notes:       []string{useNote},
+				Rollback: &plan.Step{ID: m.id("use-waypoint", name, "undo"), Description: fmt.Sprintf("put label %s of Service %s back", mesh.LabelUseWaypoint, ref),
+					Risk: plan.RiskLow, PatchLabels: relabel("v1", ref, mesh.LabelUseWaypoint, svc.Labels)}}
+			if i == len(svcs)-1 {
+				st.Postconditions = gate
+			}
+			b.add(st)
 			labelled = true
 		}
-		if !labelled && len(accepted) > 0 {
-			add(plan.Step{ID: m.id("waypoint", "accepted"), Description: fmt.Sprintf("check that waypoint %s accepted the applied policies", w),
-				Risk: plan.RiskNone, Verify: &plan.Verification{Checks: gate}})
+	} else if b.ns.Labels[mesh.LabelUseWaypoint] != w.Name {
+		b.add(plan.Step{ID: m.id("use-waypoint"), Description: fmt.Sprintf("label namespace %s %s=%s", m.ns, mesh.LabelUseWaypoint, w.Name),
+			Reason: "step 1 of the migration guide: activate the waypoint before the namespace joins ambient", Risk: plan.RiskMedium,
+			PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: b.nsRef, Set: map[string]string{mesh.LabelUseWaypoint: w.Name}},
+			Notes:       []string{useNote}, Postconditions: gate,
+			Rollback: &plan.Step{ID: m.id("use-waypoint", "undo"), Description: fmt.Sprintf("put label %s of namespace %s back", mesh.LabelUseWaypoint, m.ns),
+				Risk: plan.RiskLow, PatchLabels: relabel("v1", b.nsRef, mesh.LabelUseWaypoint, b.ns.Labels)}})
+		labelled = true
+	}
+	if !labelled && len(b.accepted) > 0 {
+		b.add(plan.Step{ID: m.id("waypoint", "accepted"), Description: fmt.Sprintf("check that waypoint %s accepted the applied policies", w),
+			Risk: plan.RiskNone, Verify: &plan.Verification{Checks: gate}})
+	}
+}
+
+// 2. istio.io/dataplane-mode=ambient; gate: the pods without sidecars captured.
+func (b *stepper) dataplaneModeStep() {
+	m := b.m
+	if b.ns.Labels[mesh.LabelDataplaneMode] == "ambient" {
+		return
+	}
+	b.add(plan.Step{ID: m.id("dataplane-mode"), Description: fmt.Sprintf("label namespace %s %s=ambient", m.ns, mesh.LabelDataplaneMode),
+		Reason: "istio-cni captures the namespace's pods for ztunnel; pods with sidecars are not captured, and their sidecars keep serving until the restart",
+		Risk:   plan.RiskMedium, Postconditions: []plan.Check{b.captured},
+		PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: b.nsRef, Set: map[string]string{mesh.LabelDataplaneMode: "ambient"}},
+		Rollback: &plan.Step{ID: m.id("dataplane-mode", "undo"), Description: fmt.Sprintf("put label %s of namespace %s back", mesh.LabelDataplaneMode, m.ns),
+			Risk: plan.RiskMedium, PatchLabels: relabel("v1", b.nsRef, mesh.LabelDataplaneMode, b.ns.Labels)}})
+}
+
+// The Gateway API gateways and waypoints that rely on the namespace's istio.io/rev get it copied
+// onto them before it goes, so that their owner does not change (as waypointObject does for the
+// waypoint the plan creates).
+func (b *stepper) pinGatewaysStep() {
+	m := b.m
+	pins := gatewaysToPin(m.s, b.ns, m.injection)
+	if len(pins) == 0 {
+		return
+	}
+	var objs []mesh.ObjectRef
+	var names []string
+	var owners []plan.Check
+	rev := pins[0].rev
+	for _, pg := range pins {
+		ref := gatewayRef(pg.gateway)
+		objs = append(objs, ref)
+		names = append(names, pg.gateway.Name)
+		owners = append(owners, plan.NewCheck(ref, plan.GatewayOwnerArgs{Revision: rev}, fmt.Sprintf("%s is still owned by %s", ref, rev)))
+	}
+	m.pinStep = m.id("pin-gateways")
+	b.add(plan.Step{ID: m.pinStep, Description: fmt.Sprintf("label gateway %s of namespace %s %s=%s", strings.Join(names, ", "), m.ns, mesh.LabelRev, rev),
+		Reason: fmt.Sprintf("they have no %s of their own, so istiod picks their owner by the namespace's label, which the next step removes", mesh.LabelRev),
+		Risk:   plan.RiskLow, Postconditions: owners,
+		PatchLabels: &plan.PatchLabels{APIVersion: gatewayAPIVersion, Objects: objs, Set: map[string]string{mesh.LabelRev: rev}},
+		Rollback: &plan.Step{ID: m.pinStep + "/undo", Description: fmt.Sprintf("remove label %s from gateway %s again", mesh.LabelRev, strings.Join(names, ", ")),
+			Risk: plan.RiskLow, PatchLabels: &plan.PatchLabels{APIVersion: gatewayAPIVersion, Objects: objs, Remove: []string{mesh.LabelRev}}}})
+}
+
+// 3. The injection labels: removed, or, where an injector injects unlabelled namespaces,
+// istio-injection=disabled set instead.
+func (b *stepper) injectionStep() {
+	m, c := b.m, b.m.injection
+	if !c.changes() {
+		return
+	}
+	what := fmt.Sprintf("remove sidecar injection label %s from namespace %s", strings.Join(c.remove, " and "), m.ns)
+	reason := "pods created from now on start without a sidecar"
+	if len(c.auto) > 0 {
+		what = fmt.Sprintf("label namespace %s %s", m.ns, labelList(c.set))
+		if len(c.remove) > 0 {
+			what += fmt.Sprintf(" and remove %s", strings.Join(c.remove, " and "))
+		}
+		reason = fmt.Sprintf("injector %s injects namespaces without injection labels (enableNamespacesByDefault): only %s=%s keeps new pods free of sidecars",
+			strings.Join(c.auto, ", "), mesh.LabelInjection, injectionDisabled)
+	}
+	b.add(plan.Step{ID: m.id("injection"), Description: what, Reason: reason, Risk: plan.RiskLow,
+		PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: b.nsRef, Set: c.set, Remove: c.remove},
+		Rollback: &plan.Step{ID: m.id("injection", "undo"), Description: c.undoWords(m.ns),
+			Risk: plan.RiskLow, PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: b.nsRef, Set: nilIfEmpty(c.before), Remove: c.undoRemove()}}})
+}
+
+func nilIfEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// denyWindow lists the deletions of policies ztunnel enforces as deny-all, or without ALLOW rules,
+// until they are gone.
+func (m *migration) denyWindow() []deletion {
+	var out []deletion
+	for _, d := range m.deleted {
+		if v, ok := m.verdict(d.policy.Ref()); ok && certainOutage(v) {
+			out = append(out, d)
 		}
 	}
+	return out
+}
 
-	// 2. istio.io/dataplane-mode=ambient.
-	captured := plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, fmt.Sprintf("the pods of namespace %s without sidecars are captured by ztunnel (ambient.istio.io/redirection=enabled)", m.ns))
-	if ns.Labels[mesh.LabelDataplaneMode] != "ambient" {
-		add(plan.Step{ID: m.id("dataplane-mode"), Description: fmt.Sprintf("label namespace %s %s=ambient", m.ns, mesh.LabelDataplaneMode),
-			Reason: "istio-cni captures the namespace's pods for ztunnel; pods with sidecars are not captured, and their sidecars keep serving until the restart",
-			Risk:   plan.RiskMedium, Postconditions: []plan.Check{captured},
-			PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: nsRef, Set: map[string]string{mesh.LabelDataplaneMode: "ambient"}},
-			Rollback: &plan.Step{ID: m.id("dataplane-mode", "undo"), Description: fmt.Sprintf("put label %s of namespace %s back", mesh.LabelDataplaneMode, m.ns),
-				Risk: plan.RiskMedium, PatchLabels: relabel("v1", nsRef, mesh.LabelDataplaneMode, ns.Labels)}})
-	}
-
-	// 3. The injection labels.
-	injection := map[string]string{}
-	var remove []string
-	for _, k := range []string{mesh.LabelInjection, mesh.LabelRev} {
-		if v, ok := ns.Labels[k]; ok {
-			injection[k] = v
-			remove = append(remove, k)
+// windowApproval asks a person to accept the window in which ztunnel denies what the policies
+// allowed: from the restart, which brings the pods up captured, until their deletion right after it.
+// The waypoint's copies do not shorten it: the destination's ztunnel still enforces the sidecar-era
+// policy on what the waypoint forwards.
+func (b *stepper) windowApproval(window []deletion) {
+	m := b.m
+	var what, steps []string
+	for _, d := range window {
+		denied := "every request"
+		if m.classOf(d.policy.Ref()) == LosesL7Rules {
+			denied = "the requests only its L7 rules allowed"
 		}
+		what = append(what, fmt.Sprintf("%s (%s)", d.policy.Ref(), denied))
+		steps = append(steps, m.id("delete", strings.ToLower(d.policy.Kind), d.policy.Name))
 	}
-	if len(remove) > 0 {
-		add(plan.Step{ID: m.id("injection"), Description: fmt.Sprintf("remove sidecar injection label %s from namespace %s", strings.Join(remove, " and "), m.ns),
-			Reason: "pods created from now on start without a sidecar", Risk: plan.RiskLow,
-			PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: nsRef, Remove: remove},
-			Rollback: &plan.Step{ID: m.id("injection", "undo"), Description: fmt.Sprintf("label namespace %s %s again", m.ns, labelList(injection)),
-				Risk: plan.RiskLow, PatchLabels: &plan.PatchLabels{APIVersion: "v1", Object: nsRef, Set: injection}}})
-	}
+	b.add(plan.Step{ID: m.id("deny-window"), Risk: plan.RiskNone,
+		Description: "accept the window in which ztunnel denies requests the sidecar-era policies allowed",
+		Reason:      "the migration guide: zero-downtime migration with L7 policies is not supported; the plan backs up first and deletes them right after the restart, to keep the window short",
+		Approval: &plan.Approval{Message: fmt.Sprintf("deny window: between step %s and step %s right after it, ztunnel denies on each restarted pod of namespace %s, by %s",
+			m.id("restart"), strings.Join(steps, ", "), m.ns, strings.Join(what, "; "))}})
+}
 
-	// 4. The restart.
-	noSidecars := plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, fmt.Sprintf("no pod of namespace %s runs a sidecar", m.ns))
+// 4. The restart in batches; gate: no sidecar left, every pod captured.
+func (b *stepper) restartStep() {
+	m := b.m
+	if len(m.restarted) == 0 {
+		return
+	}
 	batch := max(1, m.opts.BatchSize)
-	if len(m.restarted) > 0 {
-		injected := plan.NewCheck(nsRef, plan.SidecarsInjectedArgs{}, "every pod of the restarted workloads runs a sidecar again")
-		rb := &plan.Step{ID: m.id("restart", "undo"), Risk: plan.RiskHigh, Postconditions: []plan.Check{injected}}
-		if len(injection) > 0 {
-			rb.Description = fmt.Sprintf("label namespace %s %s again and restart its workloads, so their pods come back with sidecars", m.ns, labelList(injection))
-			rb.Reinject = &plan.Reinject{Namespace: m.ns, Labels: injection, Workloads: m.restarted, BatchSize: batch}
-		} else {
-			rb.Description = "restart the workloads again, so their pods come back with sidecars"
-			rb.Restart = &plan.Restart{Workloads: m.restarted, BatchSize: batch}
-		}
-		st := plan.Step{ID: m.id("restart"), Description: fmt.Sprintf("restart %s of namespace %s, %d at a time", plural(len(m.restarted), "workload"), m.ns, batch),
-			Reason: "restarted pods come up without sidecars and are captured by ztunnel", Risk: plan.RiskHigh,
-			Restart: &plan.Restart{Workloads: m.restarted, BatchSize: batch}, Postconditions: []plan.Check{noSidecars, captured}, Rollback: rb}
-		for _, d := range m.deleted {
-			if c := m.classOf(d.policy.Ref()); c == DenyAllUnderZtunnel || c == LosesL7Rules {
-				how := "as deny-all"
-				if c == LosesL7Rules {
-					how = "without its L7 rules"
-				}
-				st.Notes = append(st.Notes, fmt.Sprintf("until step %s deletes it, ztunnel enforces %s %s on the restarted pods (the migration guide: zero-downtime migration with L7 policies is not supported)",
-					m.id("delete", strings.ToLower(d.policy.Kind), d.policy.Name), d.policy.Ref(), how))
-			}
-		}
-		add(st)
+	injected := plan.NewCheck(b.nsRef, plan.SidecarsInjectedArgs{}, "every pod of the restarted workloads runs a sidecar again")
+	rb := &plan.Step{ID: m.id("restart", "undo"), Risk: plan.RiskHigh, Postconditions: []plan.Check{injected}}
+	if c := m.injection; c.changes() {
+		rb.Description = c.undoWords(m.ns) + " and restart its workloads, so their pods come back with sidecars"
+		rb.Reinject = &plan.Reinject{Namespace: m.ns, Labels: c.before, Remove: c.undoRemove(), Workloads: m.restarted, BatchSize: batch}
+	} else {
+		rb.Description = "restart the workloads again, so their pods come back with sidecars"
+		rb.Restart = &plan.Restart{Workloads: m.restarted, BatchSize: batch}
 	}
+	st := plan.Step{ID: m.id("restart"), Description: fmt.Sprintf("restart %s of namespace %s, %d at a time", plural(len(m.restarted), "workload"), m.ns, batch),
+		Reason: "restarted pods come up without sidecars and are captured by ztunnel", Risk: plan.RiskHigh,
+		Restart: &plan.Restart{Workloads: m.restarted, BatchSize: batch}, Postconditions: []plan.Check{b.noSidecars, b.captured}, Rollback: rb}
+	for _, d := range m.deleted {
+		c := m.classOf(d.policy.Ref())
+		if c != DenyAllUnderZtunnel && c != LosesL7Rules {
+			continue
+		}
+		how := "as deny-all"
+		if c == LosesL7Rules {
+			how = "without its L7 rules"
+		}
+		st.Notes = append(st.Notes, fmt.Sprintf("until step %s deletes it right after this one, ztunnel enforces %s %s on the restarted pods (the migration guide: zero-downtime migration with L7 policies is not supported)",
+			m.id("delete", strings.ToLower(d.policy.Kind), d.policy.Name), d.policy.Ref(), how))
+	}
+	b.add(st)
+}
 
-	// 5. The backup, then the deletions.
+// 5. The backup of every Istio and Gateway API object of the namespace, read back.
+func (b *stepper) backupStep() {
+	m := b.m
 	var objs []plan.BackupObject
 	for _, d := range m.deleted {
 		objs = append(objs, plan.BackupObject{APIVersion: apiVersionOf(d.policy), Object: d.policy.Ref()})
 	}
-	add(plan.Step{ID: backupID, Description: fmt.Sprintf("back up every Istio and Gateway API object of namespace %s to %s", m.ns, m.opts.BackupFile),
+	b.add(plan.Step{ID: b.backupID, Description: fmt.Sprintf("back up every Istio and Gateway API object of namespace %s to %s", m.ns, m.opts.BackupFile),
 		Reason: "nothing is deleted without a backup that was written and read back; it is also what a rollback restores from",
 		Risk:   plan.RiskNone, Backup: &plan.Backup{Objects: objs, Namespace: m.ns, File: m.opts.BackupFile},
 		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{}, "the backup reads back as written")}})
+}
+
+// The deletions, each once its replacement is accepted, the deny-all ones first.
+func (b *stepper) deleteSteps() {
+	m := b.m
 	for _, d := range m.deleted {
 		ref, api := d.policy.Ref(), apiVersionOf(d.policy)
 		id := m.id("delete", strings.ToLower(ref.Kind), ref.Name)
 		st := plan.Step{ID: id, Description: "delete " + ref.String(), Risk: plan.RiskMedium,
-			DeleteObject: &plan.DeleteObject{APIVersion: api, Object: ref, BackupStep: backupID},
+			DeleteObject: &plan.DeleteObject{APIVersion: api, Object: ref, BackupStep: b.backupID},
 			Rollback: &plan.Step{ID: id + "/undo", Description: fmt.Sprintf("restore %s from the backup", ref), Risk: plan.RiskLow,
-				Restore: &plan.Restore{BackupStep: backupID, Objects: []plan.BackupObject{{APIVersion: api, Object: ref}}, File: m.opts.BackupFile}}}
+				Restore: &plan.Restore{BackupStep: b.backupID, Objects: []plan.BackupObject{{APIVersion: api, Object: ref}}, File: m.opts.BackupFile}}}
 		if d.by != nil {
 			st.Reason = fmt.Sprintf("%s takes over from it", d.by.Ref())
 			if api, _ := d.by.Object["apiVersion"].(string); api == securityAPIVersion {
@@ -237,22 +385,25 @@ func (m *migration) build(ns *mesh.Namespace) {
 				st.Notes = append(st.Notes, "a waypoint applies DestinationRules of the Services it serves: its traffic policy stops with it")
 			}
 		}
-		add(st)
+		b.add(st)
 		m.deleteStep[ref] = id
 	}
+}
 
-	// 6. Validation and the health gate.
-	checks := []plan.Check{noSidecars, captured}
-	if programmed != nil {
-		checks = append(checks, *programmed)
+// 6. Validation and the health gate.
+func (b *stepper) validateSteps() {
+	m := b.m
+	checks := []plan.Check{b.noSidecars, b.captured}
+	if b.programmed != nil {
+		checks = append(checks, *b.programmed)
 	}
-	checks = append(checks, accepted...)
+	checks = append(checks, b.accepted...)
 	checks = append(checks, m.existingTargetRefs()...)
 	what := "no sidecar left, every pod captured"
 	if len(checks) > 2 {
 		what += ", the waypoint Programmed and the policies on it accepted"
 	}
-	add(plan.Step{ID: m.id("validate"), Description: fmt.Sprintf("validate namespace %s: %s", m.ns, what),
+	b.add(plan.Step{ID: m.id("validate"), Description: fmt.Sprintf("validate namespace %s: %s", m.ns, what),
 		Reason: "step 6 of the migration guide", Risk: plan.RiskNone, Verify: &plan.Verification{Checks: checks}})
 	settle := m.opts.SettleSeconds
 	if settle == 0 {
@@ -262,12 +413,9 @@ func (m *migration) build(ns *mesh.Namespace) {
 	if probe == "" {
 		probe = DefaultProbe
 	}
-	add(plan.Step{ID: m.id("health"), Description: fmt.Sprintf("health gate after migrating namespace %s", m.ns),
+	b.add(plan.Step{ID: m.id("health"), Description: fmt.Sprintf("health gate after migrating namespace %s", m.ns),
 		Reason: "the caller's probe (error rate, TCP resets, latency) decides whether to go on to the next namespace or roll this one back",
 		Risk:   plan.RiskNone, HealthGate: &plan.HealthGate{Probe: probe, Scope: "namespace " + m.ns, SettleSeconds: int64(settle)}})
-
-	p.Steps[0].Preconditions = append([]plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupWritableArgs{File: m.opts.BackupFile, Step: backupID},
-		fmt.Sprintf("the backup file %s can be written", m.opts.BackupFile))}, p.Steps[0].Preconditions...)
 }
 
 // existingTargetRefs are the WaypointAccepted checks of the namespace's targetRefs policies the plan
@@ -292,12 +440,17 @@ func (m *migration) existingTargetRefs() []plan.Check {
 }
 
 func (m *migration) classOf(ref mesh.ObjectRef) PolicyClass {
+	v, _ := m.verdict(ref)
+	return v.Class
+}
+
+func (m *migration) verdict(ref mesh.ObjectRef) (PolicyVerdict, bool) {
 	for _, v := range m.report.Policies {
 		if v.Policy == ref {
-			return v.Class
+			return v, true
 		}
 	}
-	return ""
+	return PolicyVerdict{}, false
 }
 
 func (m *migration) service(name string) mesh.Service {

@@ -52,7 +52,7 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 		base["profile"] = "ambient"
 	}
 	releaseName := "istiod-" + rev
-	values := b.Values(base, "istiod", releaseName, map[string]any{"revision": rev})
+	values, moved := b.ChartValues(base, "istiod", releaseName, ns, opts.Target, map[string]any{"revision": rev})
 	b.Track(mesh.HelmRelease{Name: releaseName, Namespace: ns, Chart: "istiod", ChartVersion: opts.Target.String(), AppVersion: opts.Target.String(),
 		Revision: 1, Status: "deployed", Values: values})
 	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
@@ -67,10 +67,13 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 		Description:    fmt.Sprintf("install istiod revision %s (%s) beside %s", rev, opts.Target, list(s)),
 		Reason:         "a revision upgrade runs both control planes side by side; nothing moves to the new one until a tag does",
 		Risk:           plan.RiskLow,
-		HelmInstall:    &plan.HelmRelease{Release: releaseName, Namespace: ns, Chart: b.Chart("istiod", opts.Target), Values: values},
+		HelmInstall:    &plan.HelmRelease{Release: releaseName, Namespace: ns, Chart: b.Chart("istiod", opts.Target), Values: values, Moved: moved},
 		Postconditions: checks,
 		Rollback: &plan.Step{ID: id + "/undo", Description: fmt.Sprintf("uninstall the new revision %s (nothing refers to it yet)", rev), Risk: plan.RiskLow,
 			HelmUninstall: &plan.HelmUninstall{Release: releaseName, Namespace: ns}},
+	}
+	if note := steps.MovedNote(moved, opts.Target); note != "" {
+		st.Notes = append(st.Notes, note)
 	}
 	if primary != nil && len(primary.TrustedZtunnelAccounts) > 0 {
 		st.Notes = append(st.Notes, "the new revision trusts the same ztunnel accounts as the old one: "+strings.Join(primary.TrustedZtunnelAccounts, ","))
@@ -100,9 +103,69 @@ func AddInPlace(b *steps.Builder, s *mesh.Snapshot, opts InPlaceOptions) {
 		st := b.Upgrade(opts.IDPrefix+"istiod/"+r.Name+"/upgrade", fmt.Sprintf("upgrade istiod revision %s in place from %s to %s", r.Name, r.Version, opts.Target),
 			"in place keeps the revision name, so tags, namespaces and gateways need no move; sidecars keep their proxy until restarted",
 			h, opts.Target, nil, plan.RiskHigh, steps.DeploymentReady(r.Namespace, r.Deployment))
-		st.Notes = append(st.Notes, "sidecar workloads keep their current proxy until they restart; one minor behind the control plane is supported")
+		st.Notes = append(st.Notes, "sidecar workloads keep their current proxy until they restart; one minor behind the control plane is supported",
+			fmt.Sprintf("istiod %s redeploys the waypoints and gateways it manages (Gateway resources) with the %s proxy as it starts", r.Name, opts.Target))
 		b.Add(st)
+		health := plan.Step{ID: opts.IDPrefix + "istiod/" + r.Name + "/health", Description: fmt.Sprintf("health gate after istiod %s moved to %s in place", r.Name, opts.Target),
+			Reason: "every proxy of the revision, sidecars, gateways, waypoints and ztunnel, reconnects to the new istiod; nothing else moves until the mesh is healthy",
+			Risk:   plan.RiskNone, HealthGate: &plan.HealthGate{Probe: b.Probe(), Scope: "istiod " + r.Name, SettleSeconds: 60}}
+		if f, ok := oldSidecars(s, r, opts.Target); ok {
+			b.Finding(f)
+			health.Notes = append(health.Notes, f.Message+"; "+f.Remedy)
+		}
+		b.Add(health)
 	}
+}
+
+// oldSidecars is the reminder, after an in-place upgrade of revision r to target, of the sidecar
+// workloads r injected that keep their old proxy until their pods are recreated (injection happens
+// only at pod creation): they run one minor behind, which is supported, and the next upgrade would
+// leave them two behind. Gateways and waypoints are left out: the plan upgrades or istiod
+// redeploys them.
+func oldSidecars(s *mesh.Snapshot, r mesh.Revision, target mesh.Version) (plan.Finding, bool) {
+	var names, commands []string
+	var related []mesh.ObjectRef
+	pods := 0
+	for _, w := range s.Workloads {
+		n := w.SidecarRevisions[r.Name]
+		if n == 0 || w.GatewayName != "" || !anyOlder(w.ProxyVersions, target) {
+			continue
+		}
+		pods += n
+		names = append(names, w.Ref().String())
+		related = append(related, w.Ref())
+		if restartable(w.Kind) {
+			commands = append(commands, fmt.Sprintf("kubectl rollout restart %s/%s -n %s", strings.ToLower(w.Kind), w.Name, w.Namespace))
+		}
+	}
+	if pods == 0 {
+		return plan.Finding{}, false
+	}
+	remedy := "restart them once the health gate passes, so they pick up the " + target.String() + " proxy before the next upgrade"
+	if len(commands) > 0 {
+		remedy += ": " + plan.ListSome(commands, 5)
+	}
+	return plan.Finding{Code: plan.CodeSidecarsOnOldProxy, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
+		Component: "istiod/" + r.Name, Related: related,
+		Message: fmt.Sprintf("%d sidecar pod(s) injected by revision %s keep their old proxy after the in-place upgrade to %s until restarted: %s", pods, r.Name, target, plan.ListSome(names, 5)),
+		Remedy:  remedy,
+		Details: map[string]string{"revision": r.Name, "pods": fmt.Sprint(pods), "workloads": fmt.Sprint(len(names))}}, true
+}
+
+func anyOlder(vs []mesh.Version, target mesh.Version) bool {
+	if len(vs) == 0 {
+		return true // not read: assume the proxy the revision injected before
+	}
+	for _, v := range vs {
+		if v.Less(target) {
+			return true
+		}
+	}
+	return false
+}
+
+func restartable(kind string) bool {
+	return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet"
 }
 
 // DefaultOptions configure AddDefault.

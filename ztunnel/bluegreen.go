@@ -83,8 +83,9 @@ type GreenCapacity struct {
 // trusts green alone, and the blue nodes can go. The zero value is usable with capacity the caller
 // adds.
 type BlueGreen struct {
-	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet, ServiceAccount,
-	// ClusterRole). Empty derives "ztunnel-<GreenValue>".
+	// Namespace and ResourceName of green (the chart's resourceName: DaemonSet and ServiceAccount,
+	// and with platform=openshift its ClusterRole and ClusterRoleBinding). Empty derives
+	// "ztunnel-<GreenValue>".
 	Namespace, ResourceName string
 	// Release is green's Helm release name; empty means ResourceName.
 	Release string
@@ -114,6 +115,12 @@ type BlueGreen struct {
 	// ScaleDownNodePool names a Karpenter NodePool of the blue nodes to stop (spec.limits cpu 0)
 	// once blue is gone; empty leaves every NodePool alone.
 	ScaleDownNodePool string
+	// ProbeImage is the image of the probe pod that proves green captures traffic before the first
+	// blue node is cordoned; empty means DefaultProbeImage.
+	ProbeImage string
+	// SkipProbe leaves the probe pod out (no image can be pulled, or no pod may be created): green is
+	// then proven only by a ready green ztunnel on a ready green node.
+	SkipProbe bool
 }
 
 // Name returns "blue-green".
@@ -133,6 +140,9 @@ func (g BlueGreen) Settings() map[string]string {
 	}
 	if g.CordonAll {
 		out["cordon"] = "all"
+	}
+	if g.SkipProbe {
+		out["probe"] = "off"
 	}
 	return out
 }
@@ -241,9 +251,18 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	for k, v := range opts.Strategy.Settings() {
 		p.Metadata.Options[k] = v
 	}
+	rev := opts.Revision
+	if rev == "" {
+		rev, _ = s.ZtunnelRevision(z)
+	}
 	// The compatibility gate of the mesh as it runs, the same one the prechecks step re-runs at
-	// apply time: a blue-green must not start on a mesh the gate stops.
-	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
+	// apply time: a blue-green must not start on a mesh the gate stops. Its trust rules also judge
+	// green, which the istiod it connects to must come to trust.
+	green, err := opts.Strategy.AddedZtunnel(s, opts.Target, rev)
+	if err != nil {
+		return nil, err
+	}
+	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive, AddsZtunnels: []compat.AddedZtunnel{green}})
 	if err != nil {
 		return nil, err
 	}
@@ -252,10 +271,6 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 		b.Finding(f)
 	}
 	b.Add(compat.PrecheckStep("", mesh.Version{}, ""))
-	rev := opts.Revision
-	if rev == "" {
-		rev, _ = s.ZtunnelRevision(z)
-	}
 	if err := AddBlueGreen(b, s, BlueGreenStepOptions{Target: opts.Target, Revision: rev, Strategy: opts.Strategy}); err != nil {
 		return nil, err
 	}
@@ -300,6 +315,12 @@ type bg struct {
 	base               string
 	blueNodes          []mesh.Node // the nodes workloads move off (relabelled ones excluded)
 	greenAccount       string
+	// asked: the approval of the emptyDir data lost is in the plan.
+	asked bool
+	// stuck are the blue nodes ambient DaemonSet pods stay on (daemonSetsOnBlue).
+	stuck []string
+	// released are the held blue nodes a step already let Karpenter disrupt again.
+	released map[string]bool
 }
 
 // AddBlueGreen adds the steps of a blue-green ztunnel replacement of the snapshot's one ztunnel to
@@ -330,15 +351,31 @@ func AddBlueGreen(b *steps.Builder, s *mesh.Snapshot, opts BlueGreenStepOptions)
 	if err := x.nodes(); err != nil {
 		return err
 	}
-	x.findings()
-	x.labelBlue()
-	x.pinBlue()
-	x.trust(true)
-	x.installGreen()
-	x.capacity()
-	x.moveWorkloads()
-	x.finish()
+	for _, phase := range blueGreenPhases {
+		phase.plan(x)
+	}
 	return nil
+}
+
+// blueGreenPhases are the phases of a blue-green in the order the seed runbook does them by hand: what
+// a reviewer must know, blue labelled and pinned to its nodes, istiod trusting both, green installed,
+// green capacity brought and green proven on it, the workloads moved off blue in waves, then blue
+// removed and istiod trusting green alone. TestBlueGreenSafetyOrder states that order over generated
+// meshes, and swaps two of these to show it notices.
+var blueGreenPhases = []struct {
+	name string
+	plan func(x *bg)
+}{
+	{"findings", (*bg).findings},
+	{"label blue", (*bg).labelBlue},
+	{"pin blue", (*bg).pinBlue},
+	{"trust both", func(x *bg) { x.trust(true) }},
+	{"install green", (*bg).installGreen},
+	{"green capacity", (*bg).capacity},
+	{"green proven", (*bg).proveGreen},
+	{"drains", (*bg).moveWorkloads},
+	{"blue removed", (*bg).removeBlue},
+	{"trust green only", (*bg).finish},
 }
 
 // Green returns the green ztunnel as it will run once the blue-green replacement of the snapshot's
@@ -391,9 +428,9 @@ func (x *bg) names() error {
 		return fmt.Errorf("%w: green would run in namespace %s beside ztunnel %s; the chart always selects app=ztunnel, so the two would adopt each other's pods: pick another namespace",
 			plan.ErrInvalidOptions, x.greenNS, x.blue.Name)
 	case x.greenName == x.blue.Name || x.greenName == x.blue.ServiceAccount:
-		// resourceName names the ClusterRole and ClusterRoleBinding too (templates/rbac.yaml): cluster-wide.
-		return fmt.Errorf("%w: green's resourceName %q is blue's; it names the cluster-scoped ClusterRole and ClusterRoleBinding too: pick another",
-			plan.ErrInvalidOptions, x.greenName)
+		if why := x.resourceNameCollision(); why != "" {
+			return fmt.Errorf("%w: green's resourceName %q is blue's: %s", plan.ErrInvalidOptions, x.greenName, why)
+		}
 	}
 	for _, h := range x.s.HelmReleases {
 		if h.Namespace == x.greenNS && h.Name == x.greenRel {

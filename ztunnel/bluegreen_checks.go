@@ -36,6 +36,8 @@ func (x *bg) findings() {
 	}
 	x.discovery()
 	x.connectionReport()
+	x.localStorageReport()
+	x.daemonSetsOnBlue()
 	for _, np := range x.g.Capacity.NodePools {
 		if len(x.heldNodes(np)) > 0 {
 			// Karpenter hashes spec.template (labels included) into each NodeClaim and replaces the ones

@@ -10,55 +10,91 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
-// finish removes blue once no node it runs on has an ambient pod, makes istiod trust green alone,
-// drops the colour label and the Karpenter hold from the blue nodes, and says which nodes can go.
-func (x *bg) finish() {
+// removeBlue removes blue once no node it runs on has an ambient pod: when ambient DaemonSets stay on
+// blue nodes, only once those nodes are gone. Blue is backed up and the backup read back first.
+func (x *bg) removeBlue() {
 	// Blue places pods on every node not labelled green: a node that joined uncoloured during the move
-	// counts as blue too.
+	// counts as blue too. DaemonSet pods count: a drain leaves them, and they break once blue goes.
 	sel := x.label + "!=" + x.greenVal
-	empty := plan.NewCheck(mesh.ObjectRef{}, plan.NoAmbientPodsArgs{Selector: sel}, "no ambient pod runs on a node that is not labelled "+x.label+"="+x.greenVal)
-	x.b.Add(plan.Step{ID: x.base + "blue-empty", Description: "verify that no node blue runs on has an ambient pod any more", Risk: plan.RiskNone,
-		Notes:  []string{"a node that joined during the move without the green label runs blue: cordon and drain it (kubectl drain), then resume"},
-		Verify: &plan.Verification{Checks: []plan.Check{empty}}})
+	empty := plan.NewCheck(mesh.ObjectRef{}, plan.NoAmbientPodsArgs{Selector: sel}, "no ambient pod, DaemonSet pods included, runs on a node that is not labelled "+x.label+"="+x.greenVal)
+	if len(x.stuck) > 0 {
+		x.nodesGone(empty)
+	} else {
+		x.b.Add(plan.Step{ID: x.base + "blue-empty", Description: "verify that no node blue runs on has an ambient pod any more", Risk: plan.RiskNone,
+			Notes:  []string{"a node that joined during the move without the green label runs blue: cordon and drain it (kubectl drain), then resume"},
+			Verify: &plan.Verification{Checks: []plan.Check{empty}}})
+	}
 	h := x.blueRel
 	id := x.base + "blue/"
 	x.b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up the blue ztunnel %s (Helm release, DaemonSet) and read the backup back", x.blue.Name), Risk: plan.RiskNone,
 		Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)},
 			{APIVersion: "apps/v1", Object: x.blue.Ref()}}},
 		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{}, "every backed-up object reads back equal")}})
-	rm := plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
+	x.b.Add(plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
 		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{empty},
 		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
 		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
 		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
-		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}}
-	x.b.Add(rm)
+		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}})
 	gone := h
 	gone.Status = steps.StatusUninstalled
 	x.b.Track(gone)
+}
+
+// finish, once blue is gone, makes istiod trust green alone, removes the probe, drops the colour
+// label and the Karpenter hold from the blue nodes, and says which nodes can go.
+func (x *bg) finish() {
 	x.trust(false)
-	var objs, held []mesh.ObjectRef
+	x.removeProbe()
+	var objs []mesh.ObjectRef
 	pools := map[string][]string{}
 	for _, n := range x.blueNodes {
 		objs = append(objs, nodeObject(n.Name))
 		pool := steps.OrDefault(n.Pool, "(no pool)")
 		pools[pool] = append(pools[pool], n.Name)
 	}
-	for _, np := range x.g.Capacity.NodePools {
-		held = append(held, x.heldNodes(np)...)
-	}
 	if len(objs) > 0 {
 		x.b.Add(plan.Step{ID: x.base + "unlabel-blue", Description: fmt.Sprintf("remove label %s from the %d blue node(s)", x.label, len(objs)), Risk: plan.RiskLow,
 			PatchLabels: &plan.PatchLabels{APIVersion: "v1", Objects: objs, Remove: []string{x.label}}})
 	}
-	if len(held) > 0 {
-		x.b.Add(plan.Step{ID: x.base + "release", Description: fmt.Sprintf("let Karpenter consolidate the %d empty blue node(s) it launched", len(held)), Risk: plan.RiskLow,
-			Annotate: &plan.Annotate{APIVersion: "v1", Objects: held, Remove: []string{annotationDoNotDisrupt}}})
-	}
+	x.releaseHeld(nil)
 	if np := x.g.ScaleDownNodePool; np != "" {
 		x.scaleDown(np)
 	}
+	x.nodesToRemove(pools)
+}
+
+// releaseHeld lets Karpenter disrupt again the held blue nodes among names (nil: every held node not
+// released yet), in one step; the first release is for the nodes that must go before blue does.
+func (x *bg) releaseHeld(names []string) {
+	var held []mesh.ObjectRef
+	for _, np := range x.g.Capacity.NodePools {
+		for _, n := range x.heldNodes(np) {
+			if !x.released[n.Name] && (names == nil || steps.Contains(names, n.Name)) {
+				held = append(held, n)
+			}
+		}
+	}
+	if len(held) == 0 {
+		return
+	}
+	if x.released == nil {
+		x.released = map[string]bool{}
+	}
+	for _, n := range held {
+		x.released[n.Name] = true
+	}
+	id, desc := x.base+"release", fmt.Sprintf("let Karpenter consolidate the %d empty blue node(s) it launched", len(held))
+	if names != nil {
+		id, desc = x.base+"release-daemonset-nodes", fmt.Sprintf("let Karpenter consolidate the %d drained blue node(s) that still run ambient DaemonSet pods", len(held))
+	}
+	x.b.Add(plan.Step{ID: id, Description: desc, Risk: plan.RiskLow,
+		Annotate: &plan.Annotate{APIVersion: "v1", Objects: held, Remove: []string{annotationDoNotDisrupt}}})
+}
+
+// nodesToRemove says which nodes can go once the plan is done.
+func (x *bg) nodesToRemove(pools map[string][]string) {
 	var names []string
 	for pool, ns := range pools {
 		names = append(names, fmt.Sprintf("pool %s: %d node(s) (%s)", pool, len(ns), plan.ListSome(ns, 10)))

@@ -59,13 +59,25 @@ func (x *bg) installGreen() {
 	}
 	x.b.Add(st)
 	green, notes := x.greenValues()
-	values := x.b.Values(green, "ztunnel", x.greenRel, nil)
+	values, moved := x.b.ChartValues(green, "ztunnel", x.greenRel, x.greenNS, x.opts.Target, nil)
+	if note := steps.MovedNote(moved, x.opts.Target); note != "" {
+		notes = append(notes, note)
+	}
+	if x.priorityQuota(values) {
+		rq := map[string]any{}
+		if cur, ok := values["resourceQuotas"].(map[string]any); ok {
+			steps.Merge(rq, cur)
+		}
+		rq["enabled"] = true
+		values["resourceQuotas"] = rq
+		notes = append(notes, "resourceQuotas.enabled=true: on this platform pods of priority class system-node-critical need a ResourceQuota for it outside kube-system")
+	}
 	x.b.Track(mesh.HelmRelease{Name: x.greenRel, Namespace: x.greenNS, Chart: "ztunnel", ChartVersion: x.opts.Target.String(),
 		AppVersion: x.opts.Target.String(), Revision: 1, Status: "deployed", Values: values})
 	id := x.base + "install-green"
 	x.b.Add(plan.Step{ID: id, Description: fmt.Sprintf("install the green ztunnel %s (%s) in %s, on nodes labelled %s=%s only", x.greenName, x.opts.Target, x.greenNS, x.label, x.greenVal),
 		Reason: "green runs only where no blue does; no green node exists yet, so nothing changes for running pods", Risk: plan.RiskLow,
-		HelmInstall: &plan.HelmRelease{Release: x.greenRel, Namespace: x.greenNS, Chart: x.b.Chart("ztunnel", x.opts.Target), Values: values},
+		HelmInstall: &plan.HelmRelease{Release: x.greenRel, Namespace: x.greenNS, Chart: x.b.Chart("ztunnel", x.opts.Target), Values: values, Moved: moved},
 		Postconditions: []plan.Check{steps.ReleaseCheck(mesh.HelmRelease{Name: x.greenRel, Namespace: x.greenNS}, x.opts.Target),
 			plan.NewCheck(x.blue.Ref(), plan.NodeAgentReadyArgs{All: true, Version: x.blue.Version.String()}, "every blue node still runs a ready blue ztunnel")},
 		Notes: notes,
@@ -73,35 +85,35 @@ func (x *bg) installGreen() {
 			HelmUninstall: &plan.HelmUninstall{Release: x.greenRel, Namespace: x.greenNS}}})
 }
 
-// capacity brings green nodes, waits for them when it must, and waits until green runs ready on
-// every green node there is.
+// capacity brings green nodes and waits for at least one ready green node, in every capacity mode:
+// with NodePools the probe pod (startProbe) makes Karpenter launch it.
 func (x *bg) capacity() {
 	c := x.g.Capacity
 	sel := x.label + "=" + x.greenVal
-	want := c.Nodes
+	want := max(1, c.Nodes)
+	reason := "workloads move only once green nodes can take them"
 	switch {
 	case len(c.NodePools) > 0:
 		x.hold()
 		for _, np := range c.NodePools {
 			x.nodePool(np)
 		}
+		reason = "no blue node is touched before green has run on a node: Karpenter launches the first one for the probe pod"
 	case len(c.Relabel) > 0:
 		want = max(len(c.Relabel), c.Nodes)
+		// Before the first relabelled node is cordoned: their drains are the plan's first.
+		if st, ok := x.askLocalStorage(steps.NewIndex(x.s), x.relabelNodes(), x.base+"relabel/approve-local-storage"); ok {
+			x.b.Add(st)
+		}
 		for _, n := range c.Relabel {
 			x.relabel(n)
 		}
-	default:
-		want = max(1, c.Nodes)
 	}
-	if want > 0 {
-		x.b.Add(plan.Step{ID: x.base + "green-capacity", Description: fmt.Sprintf("wait for %d ready node(s) labelled %s", want, sel),
-			Reason: "workloads move only once green nodes can take them", Risk: plan.RiskNone,
-			WaitFor: &plan.WaitFor{TimeoutSeconds: 1800, Check: plan.NewCheck(mesh.ObjectRef{}, plan.NodesReadyArgs{Selector: sel, Min: want},
-				fmt.Sprintf("at least %d ready node(s) carry %s", want, sel))}})
-	}
-	x.b.Add(plan.Step{ID: x.base + "green-ready", Description: fmt.Sprintf("wait until a ready green ztunnel %s runs on every green node", x.opts.Target), Risk: plan.RiskNone,
-		WaitFor: &plan.WaitFor{TimeoutSeconds: 600, Check: plan.NewCheck(x.green, plan.NodeAgentReadyArgs{All: true, Version: x.opts.Target.String()},
-			fmt.Sprintf("every node labelled %s runs a ready %s pod at %s", sel, x.greenName, x.opts.Target))}})
+	x.startProbe()
+	x.b.Add(plan.Step{ID: x.base + "green-capacity", Description: fmt.Sprintf("wait for %d ready node(s) labelled %s", want, sel),
+		Reason: reason, Risk: plan.RiskNone,
+		WaitFor: &plan.WaitFor{TimeoutSeconds: 1800, Check: plan.NewCheck(mesh.ObjectRef{}, plan.NodesReadyArgs{Selector: sel, Min: want},
+			fmt.Sprintf("at least %d ready node(s) carry %s", want, sel))}})
 }
 
 // hold keeps Karpenter from replacing the blue nodes the green NodePools launched: their new template
@@ -148,11 +160,13 @@ func (x *bg) nodePool(name string) {
 func (x *bg) relabel(name string) {
 	n, _ := x.s.Node(name)
 	id := x.base + "relabel/" + name + "/"
-	x.b.Add(steps.CordonStep(id+"cordon", n))
 	ix := steps.NewIndex(x.s)
+	x.b.Add(steps.CordonStep(id+"cordon", n))
 	d := x.b.DrainOrder(x.s, ix, []mesh.Node{n}, x.s.AmbientNodes())[0]
 	d.Ambient = true // every pod leaves a node whose ztunnel is switched
-	x.b.Add(steps.DrainStep(id+"drain", d, x.drainSeconds(), "the node's ztunnel is switched: no pod may use it meanwhile"))
+	drain := steps.DrainStep(id+"drain", d, x.drainSeconds(), "the node's ztunnel is switched: no pod may use it meanwhile")
+	x.keepJobs(&drain, ix, name)
+	x.b.Add(drain)
 	x.b.Add(x.labelStep(id+"switching", name, map[string]string{x.label: switchingValue}, nil,
 		fmt.Sprintf("label %s %s=%s: blue leaves it, green does not come yet", name, x.label, switchingValue)))
 	x.b.Add(plan.Step{ID: id + "blue-gone", Description: "wait until blue's ztunnel pod is gone from " + name, Risk: plan.RiskNone,

@@ -96,9 +96,10 @@ func TestBlueGreenZtunnelRefusesBadInput(t *testing.T) {
 		{name: "green in blue's namespace is refused: the chart always selects app=ztunnel",
 			opts: ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: ztunnel.BlueGreen{Namespace: "istio-system"}},
 			want: "adopt each other's pods"},
-		{name: "green with blue's resourceName is refused: the ClusterRole is cluster-wide",
-			opts: ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: ztunnel.BlueGreen{ResourceName: "ztunnel"}},
-			want: "ClusterRole"},
+		{name: "green with blue's resourceName on OpenShift is refused: the ClusterRole is cluster-wide there",
+			mutate: func(s *mesh.Snapshot) { setReleaseValue(s, "ztunnel", "platform", "openshift") },
+			opts:   ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: ztunnel.BlueGreen{ResourceName: "ztunnel"}},
+			want:   "with platform=openshift the chart renders a cluster-scoped ClusterRole and ClusterRoleBinding"},
 		{name: "a node running blue already labelled green is refused",
 			mutate: func(s *mesh.Snapshot) { s.Nodes[0].Labels[ztunnel.DefaultColourLabel] = "green" },
 			opts:   ztunnel.BlueGreenOptions{Target: v("1.30.3"), Strategy: ztunnel.BlueGreen{BlueValue: "blue", GreenValue: "green"}},
@@ -218,7 +219,7 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 	}
 	base := "ztunnel/bluegreen/"
 	order := []string{"prechecks", base + "label-blue", base + "pin-blue", base + "trust/istiod-1-30-3", base + "namespace", base + "install-green",
-		base + "hold", base + "nodepool/general", base + "green-ready", base + "blue-empty", base + "blue/backup", base + "blue/uninstall",
+		base + "hold", base + "nodepool/general", base + "green-capacity", base + "green-ready", base + "probe/captured", base + "blue-empty", base + "blue/backup", base + "blue/uninstall",
 		base + "trust-green-only/istiod-1-30-3", base + "unlabel-blue", base + "release"}
 	last := -1
 	for _, id := range order {
@@ -228,15 +229,24 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 		}
 		last = i
 	}
-	if _, ok := p.Step(base + "green-capacity"); ok {
-		t.Error("with NodePools the plan must not wait for green nodes before the first drain: Karpenter launches them for the evicted pods")
+	// With NodePools the plan used to wait for no green node (Karpenter launches them for the
+	// evicted pods), so its green-ready check passed with no green node at all and every blue node
+	// was cordoned before any green ztunnel had run (issue 18). Now the probe pod makes Karpenter
+	// launch one, and the plan waits for it before the first cordon.
+	if st, ok := p.Step(base + "green-capacity"); !ok {
+		t.Error("with NodePools the plan must still wait for a ready green node before the first cordon")
+	} else if a, err := plan.ArgsOf[plan.NodesReadyArgs](st.WaitFor.Check); err != nil || a.Min < 1 {
+		t.Errorf("green-capacity waits for %+v (%v), want at least one green node", a, err)
+	}
+	if index(t, p, base+"probe/start") > index(t, p, base+"green-capacity") || index(t, p, base+"probe/captured") < index(t, p, base+"green-ready") {
+		t.Error("the probe starts before the wait for green nodes (it makes Karpenter launch one) and is captured after green is ready")
 	}
 	cordons, drains := stepsWithPrefix(p, base+"cordon/"), stepsWithPrefix(p, base+"drain/")
 	if len(cordons) != 6 || len(drains) != 6 {
 		t.Fatalf("want every blue node cordoned and drained: %d cordons, %d drains", len(cordons), len(drains))
 	}
-	if index(t, p, base+"green-ready") > index(t, p, cordons[0].ID) {
-		t.Error("no blue node may be cordoned before green is ready")
+	if index(t, p, base+"probe/captured") > index(t, p, cordons[0].ID) {
+		t.Error("no blue node may be cordoned before green is proven")
 	}
 	for i, d := range drains {
 		c, ok := p.Step(base + "cordon/" + d.Drain.Node)

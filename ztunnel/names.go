@@ -9,8 +9,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/steps"
 )
 
-// How the ztunnel chart names its DaemonSet and ServiceAccount (also the ClusterRole and its
-// binding), by chart version:
+// How the ztunnel chart names its DaemonSet and ServiceAccount (and, with platform=openshift only,
+// its ClusterRole and ClusterRoleBinding: see rendersClusterRole), by chart version:
 //
 //   - before 1.25.0 both are the fixed "ztunnel" and there is no resourceName value
 //     (istio/istio@1.24.6: manifests/charts/ztunnel/templates/daemonset.yaml, rbac.yaml);
@@ -79,7 +79,11 @@ func pinName(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.HelmRele
 	}
 	what := fmt.Sprintf("its service account from %q to %q, which istiod does not trust", z.ServiceAccount, sa)
 	if renamed {
-		what = fmt.Sprintf("its DaemonSet, ServiceAccount and ClusterRole from %q to %q: Helm creates the new DaemonSet and deletes the old one, replacing ztunnel on every node at once whatever the update strategy", z.Name, ds)
+		objects := "DaemonSet and ServiceAccount"
+		if rendersClusterRole(b.UpgradeValues(h, set)) {
+			objects = "DaemonSet, ServiceAccount, ClusterRole and ClusterRoleBinding (platform=openshift)"
+		}
+		what = fmt.Sprintf("its %s from %q to %q: Helm creates the new DaemonSet and deletes the old one, replacing ztunnel on every node at once whatever the update strategy", objects, z.Name, ds)
 		if sa != z.ServiceAccount && !trustedByItsRevision(s, z, sa) {
 			what += fmt.Sprintf(", and istiod does not trust the new account %s/%s", z.Namespace, sa)
 		}
@@ -116,4 +120,62 @@ func trustCommand(s *mesh.Snapshot, z mesh.Ztunnel, sa string) string {
 	renamed := z
 	renamed.ServiceAccount = sa
 	return compat.TrustRemedy(s, r, compat.TrustList(r, renamed))
+}
+
+// rendersClusterRole reports whether the ztunnel chart, with these values, renders the only
+// cluster-scoped objects it names after resourceName: a ClusterRole and ClusterRoleBinding, which
+// exist only with platform=openshift (for the SecurityContextConstraints "privileged"), and from
+// 1.28 only when resourceScope is all or cluster (istio/istio@1.24.0 to @1.30.3 and @release-1.31:
+// manifests/charts/ztunnel/templates/rbac.yaml). global.platform counts too: the chart flattens
+// global into the top level before it renders (templates/zzz_profile.yaml, "Flatten globals").
+// Every other object is namespaced.
+func rendersClusterRole(values map[string]any) bool {
+	platform, _ := values["platform"].(string)
+	if global, ok := values["global"].(map[string]any); ok && platform == "" {
+		platform, _ = global["platform"].(string)
+	}
+	scope, _ := values["resourceScope"].(string)
+	return platform == "openshift" && (scope == "" || scope == "all" || scope == "cluster")
+}
+
+// ResourceNameCollision says why green, installed in another namespace with the values greenValues,
+// may not take the resourceName name that blue's release (values blueValues, unknown when inferred)
+// already uses: both would render the cluster-scoped ClusterRole and ClusterRoleBinding of that
+// name, and Helm refuses to install an object another release owns. Without platform=openshift the
+// chart renders no cluster-scoped object and the names do not meet: "" then. A blue release whose
+// values are unknown cannot tell, and is refused too.
+func ResourceNameCollision(name string, blueValues, greenValues map[string]any, blueInferred bool) string {
+	switch {
+	case blueInferred:
+		return fmt.Sprintf("blue's Helm values are unknown (it was read without its release record), so whether it runs with platform=openshift, where the chart renders a cluster-scoped ClusterRole and ClusterRoleBinding named %q (templates/rbac.yaml), cannot be told: pick another resourceName", name)
+	case rendersClusterRole(blueValues) || rendersClusterRole(greenValues):
+		return fmt.Sprintf("with platform=openshift the chart renders a cluster-scoped ClusterRole and ClusterRoleBinding named %q (templates/rbac.yaml), which blue's release owns; Helm would refuse to install green's: pick another resourceName", name)
+	}
+	return ""
+}
+
+// resourceNameCollision applies ResourceNameCollision to this blue-green: blue's release as the
+// snapshot has it, green's values as its install would pass them (blue's, then the caller's for
+// the chart and for green's release).
+func (x *bg) resourceNameCollision() string {
+	blue, ok := steps.FindRelease(x.s, "ztunnel", x.blue.HelmRelease)
+	if !ok || blue.Inferred {
+		return ResourceNameCollision(x.greenName, nil, nil, true)
+	}
+	green := blue.Values
+	if x.b != nil {
+		green = x.b.UpgradeValues(mesh.HelmRelease{Name: x.greenRel, Chart: "ztunnel", Values: blue.Values}, nil)
+	}
+	return ResourceNameCollision(x.greenName, blue.Values, green, false)
+}
+
+// AddedZtunnel is green as the compatibility gate's rules on trust see it (compat.AddedZtunnel):
+// its account, its namespace and the revision it connects to, which must trust it before it
+// starts. It returns the errors Green returns.
+func (g BlueGreen) AddedZtunnel(s *mesh.Snapshot, target mesh.Version, revision string) (compat.AddedZtunnel, error) {
+	green, err := g.Green(s, target, revision)
+	if err != nil {
+		return compat.AddedZtunnel{}, err
+	}
+	return compat.AddedZtunnel{Account: green.Account(), Namespace: green.Namespace, Revision: revision}, nil
 }

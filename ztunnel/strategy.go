@@ -50,6 +50,9 @@ type NodeByNode struct {
 	BatchSize int
 	// DrainTimeout bounds each node's drain; 0 means DefaultDrainTimeout.
 	DrainTimeout time.Duration
+	// LocalStorage says what happens to pods with emptyDir volumes, whose data a drain loses; empty
+	// means LocalStorageAsk: an approval naming every such pod before the first drain that loses data.
+	LocalStorage LocalStoragePolicy
 }
 
 // Name returns "node-by-node".
@@ -60,6 +63,9 @@ func (n NodeByNode) Settings() map[string]string {
 	out := map[string]string{"batchSize": strconv.Itoa(n.batch())}
 	if n.DrainTimeout > 0 && n.DrainTimeout != DefaultDrainTimeout {
 		out["drainTimeout"] = n.DrainTimeout.String()
+	}
+	if n.LocalStorage == LocalStorageEvict {
+		out["localStorage"] = string(LocalStorageEvict)
 	}
 	return out
 }
@@ -73,6 +79,8 @@ func (n NodeByNode) Validate() error {
 		return fmt.Errorf("%w: node-by-node drain timeout %s is negative", plan.ErrInvalidOptions, n.DrainTimeout)
 	case n.DrainTimeout > 0 && n.DrainTimeout < time.Second:
 		return fmt.Errorf("%w: node-by-node drain timeout %s is under a second; give it in seconds or more", plan.ErrInvalidOptions, n.DrainTimeout)
+	case n.LocalStorage != "" && n.LocalStorage != LocalStorageAsk && n.LocalStorage != LocalStorageEvict:
+		return fmt.Errorf("%w: local storage policy %q is not %q or %q", plan.ErrInvalidOptions, n.LocalStorage, LocalStorageAsk, LocalStorageEvict)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package ztunnel
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -129,20 +131,64 @@ func planNodeByNode(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.H
 		"no ztunnel pod restarted: every node still runs a ready ztunnel"))
 	b.Add(st)
 	nodeWaves(b, s, z, opts, nbn)
-	restoreSet := map[string]any{"updateStrategy": nil}
+	strategy, from := strategyBefore(z)
+	restoreSet := map[string]any{"updateStrategy": strategy}
 	if rn, pinned := set["resourceName"]; pinned {
 		restoreSet["resourceName"] = rn
 	}
-	if prev, had := h.Values["updateStrategy"]; had {
-		restoreSet["updateStrategy"] = prev
-	}
 	now, _ := b.Release(s, "ztunnel", h.Name)
-	restore := b.Upgrade(opts.IDPrefix+"ztunnel/"+z.Name+"/rolling-update", fmt.Sprintf("set ztunnel %s back to its rolling update strategy", z.Name),
+	restore := b.Upgrade(opts.IDPrefix+"ztunnel/"+z.Name+"/rolling-update",
+		fmt.Sprintf("set ztunnel %s back to the update strategy it ran with: %s", z.Name, describeStrategy(strategy)),
 		"future upgrades roll again as before; changing the strategy restarts no pod. Nodes that joined during the run got their ztunnel from the new template and are verified here too",
 		now, opts.Target, restoreSet, plan.RiskLow, rolledOut(z, opts.Target),
 		plan.NewCheck(z.Ref(), plan.NodeAgentReadyArgs{Version: opts.Target.String(), All: true},
 			fmt.Sprintf("every ready node ztunnel %s selects, including nodes added during the run, runs a ready ztunnel %s", z.Name, opts.Target)))
+	restore.Notes = append(restore.Notes, "the strategy is written whole, as "+from+"; a null would drop it, and the API default that then applies (maxUnavailable 1, no surge) leaves each node without a ztunnel while the next roll replaces it")
 	b.Add(restore)
+}
+
+// chartStrategy is the ztunnel chart's own update strategy (istio/istio@1.26.0 to @1.30.3 and
+// @release-1.31: manifests/charts/ztunnel/values.yaml, updateStrategy): a new pod starts beside the
+// old one before it goes.
+var chartStrategy = mesh.UpdateStrategy{Type: "RollingUpdate", MaxSurge: "1", MaxUnavailable: "0"}
+
+// strategyBefore returns the update strategy the ztunnel DaemonSet ran with before the plan, as the
+// whole Helm value that renders it again, and where it was read. It is the DaemonSet's own spec as
+// observed; a field the observation left empty is the API server's default, which is what the
+// DaemonSet had (k8s.io/kubernetes@v1.37.2: pkg/apis/apps/v1/defaults.go, SetDefaults_DaemonSet:
+// RollingUpdate, maxUnavailable 1, maxSurge 0). With no observed strategy at all it is the chart's.
+// Writing it whole matters: the chart renders updateStrategy only when the value is set
+// (templates/daemonset.yaml, "with .Values.updateStrategy"), so a null drops the chart default and
+// the API default takes over, and a partial value merged over the OnDelete the plan set keeps
+// OnDelete.
+func strategyBefore(z mesh.Ztunnel) (map[string]any, string) {
+	st, from := z.UpdateStrategy, fmt.Sprintf("DaemonSet %s/%s ran it before the upgrade", z.Namespace, z.Name)
+	if st.Type == "" {
+		st, from = chartStrategy, "the chart's default (the DaemonSet's strategy was not observed)"
+	}
+	if st.Type != "RollingUpdate" {
+		return map[string]any{"type": st.Type, "rollingUpdate": nil}, from
+	}
+	return map[string]any{"type": st.Type, "rollingUpdate": map[string]any{
+		"maxSurge":       intOrPercent(steps.OrDefault(st.MaxSurge, "0")),
+		"maxUnavailable": intOrPercent(steps.OrDefault(st.MaxUnavailable, "1")),
+	}}, from
+}
+
+// intOrPercent is an IntOrString as a Helm value: a whole number, or a percentage string.
+func intOrPercent(v string) any {
+	if n, err := strconv.Atoi(v); err == nil {
+		return float64(n)
+	}
+	return v
+}
+
+func describeStrategy(v map[string]any) string {
+	ru, _ := v["rollingUpdate"].(map[string]any)
+	if ru == nil {
+		return fmt.Sprint(v["type"])
+	}
+	return fmt.Sprintf("%v, maxSurge %v, maxUnavailable %v", v["type"], ru["maxSurge"], ru["maxUnavailable"])
 }
 
 // nodeWaves adds, per batch of nodes: cordon, drain, replace the ztunnel pod, wait for the new one,
@@ -165,8 +211,20 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	base := idBase(s, z, opts.IDPrefix)
 	note := resetNote(z)
 	before := []string{b.Last()}
+	lost := nodeByNodeLoss(ix, order)
+	if len(lost) > 0 {
+		b.Finding(plan.Finding{Code: plan.CodeDrainLosesEmptyDir, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+			Details: map[string]string{"pods": strconv.Itoa(len(lost))},
+			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
+			Remedy:  askOrEvict(nbn.LocalStorage)})
+	}
 	for start := 0; start < len(order); start += batch {
 		end := min(start+batch, len(order))
+		if len(lost) > 0 && nbn.LocalStorage != LocalStorageEvict && len(nodeByNodeLoss(ix, order[start:end])) > 0 {
+			st := steps.LocalStorageApproval(fmt.Sprintf("%sbatch/%d/approve-local-storage", base, start/batch+1), lost)
+			b.Add(st, before...)
+			before, lost = []string{st.ID}, nil
+		}
 		var done []string
 		wave := fmt.Sprintf("%sbatch/%d", base, start/batch+1)
 		for _, d := range order[start:end] {
@@ -204,6 +262,26 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 		b.Add(gate, done...)
 		before = []string{gate.ID}
 	}
+}
+
+// nodeByNodeLoss names the pods whose emptyDir data the drains of the nodes lose: those of nodes
+// that ran ambient pods, which are drained whole (the others' drains evict only ambient pods moved
+// there since planning). Node by node evicts Jobs too.
+func nodeByNodeLoss(ix *steps.Index, order []steps.DrainNode) []string {
+	var nodes []mesh.Node
+	for _, d := range order {
+		if d.Ambient {
+			nodes = append(nodes, d.Node)
+		}
+	}
+	return steps.LocalStorageLoss(ix, nodes, false)
+}
+
+func askOrEvict(p LocalStoragePolicy) string {
+	if p == LocalStorageEvict {
+		return "the strategy drains them without asking (LocalStorage: evict); move the data elsewhere first if it matters"
+	}
+	return "the plan asks for approval before the first drain that loses it (LocalStorage: evict drains without asking)"
 }
 
 // blueGreenRevision is the revision green connects to: the new one when the upgrade installs one,

@@ -170,3 +170,40 @@ func TestChartNamesFollowTheChartOfEachVersion(t *testing.T) {
 		})
 	}
 }
+
+func TestNodeByNodeRestoresTheWholeUpdateStrategyTheDaemonSetRanWith(t *testing.T) {
+	tests := []struct {
+		name     string
+		strategy mesh.UpdateStrategy
+		want     map[string]any
+	}{
+		{name: "the chart's surge strategy comes back whole, not as null",
+			strategy: mesh.UpdateStrategy{Type: "RollingUpdate", MaxSurge: "1", MaxUnavailable: "0"},
+			want:     map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": float64(1), "maxUnavailable": float64(0)}}},
+		{name: "a percentage the user set comes back as the percentage",
+			strategy: mesh.UpdateStrategy{Type: "RollingUpdate", MaxSurge: "0", MaxUnavailable: "25%"},
+			want:     map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": float64(0), "maxUnavailable": "25%"}}},
+		{name: "fields the observation left empty are the API server's defaults the DaemonSet had",
+			strategy: mesh.UpdateStrategy{Type: "RollingUpdate"},
+			want:     map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": float64(0), "maxUnavailable": float64(1)}}},
+		{name: "a strategy that was not observed is the chart's",
+			want: map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": float64(1), "maxUnavailable": float64(0)}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 2)
+			s.Ztunnels[0].UpdateStrategy = tc.strategy
+			p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Strategy: ztunnel.NodeByNode{}}, nil)
+			st, ok := p.Step("ztunnel/ztunnel/rolling-update")
+			if !ok || st.HelmUpgrade == nil {
+				t.Fatal("no rolling-update step")
+			}
+			if d := cmp.Diff(tc.want, st.HelmUpgrade.Values["updateStrategy"]); d != "" {
+				t.Errorf("restored updateStrategy (-want +got):\n%s", d)
+			}
+			if on, _ := p.Step("ztunnel/ztunnel/on-delete"); on.HelmUpgrade.Values["updateStrategy"].(map[string]any)["type"] != "OnDelete" {
+				t.Errorf("the on-delete step sets %v", on.HelmUpgrade.Values["updateStrategy"])
+			}
+		})
+	}
+}

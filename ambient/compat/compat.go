@@ -41,6 +41,9 @@ type Options struct {
 	// Waive lists waivable finding codes the caller accepts. Unknown codes are an error; waiving a
 	// blocking finding has no effect.
 	Waive []plan.Code
+	// AddsZtunnels are the ztunnels the plan being made installs beside the running ones (a
+	// blue-green's green): istiod must come to trust them, in a way the plan can change.
+	AddsZtunnels []AddedZtunnel
 }
 
 // Report is the verdict of the gate (ambient.Compatibility): findings, and verdicts per component
@@ -116,6 +119,7 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	fs = append(fs, revisionRules(s, revisionOptions{Target: opts.Target, InPlace: inPlace})...)
 	fs = append(fs, cniRules(s, cniOptions{Target: opts.Target})...)
 	fs = append(fs, ztunnelRules(s, ztunnelOptions{Target: opts.Target})...)
+	fs = append(fs, checkAddedTrust(s, opts.AddsZtunnels)...)
 	fs = append(fs, checkKubernetes(s, data, opts.Target)...)
 	fs = append(fs, checkEndOfLife(s, data, opts)...)
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)
@@ -422,7 +426,7 @@ func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
 		out = append(out, plan.Finding{Code: plan.CodeHelmValuesUnknown, Severity: plan.Waivable,
 			Object:  mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Related: related,
-			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have and cannot roll back automatically, and a revision installed beside them cannot copy their values",
+			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have (an image tag they pin, --set tag=..., stays on the old version under the new chart) and cannot roll back automatically, and a revision installed beside them cannot copy their values",
 				strings.Join(names, ", "), ns),
 			Remedy:  fmt.Sprintf("add the release records to the dump and observe again: %s > helm-releases.%s.yaml; or waive if the releases use the chart defaults", command, ns),
 			Details: map[string]string{"namespace": ns, "releases": strings.Join(names, ","), "command": command}})

@@ -25,7 +25,7 @@ func (e *Executor) reinject(ctx context.Context, r *run, st *plan.Step, rec *Ste
 	var changes []string
 	if rec.State["labelled"] != "true" {
 		out, err := e.patchMetadata(ctx, r, st, metadataPatch{field: "labels", verb: "label", apiVersion: "v1",
-			objects: []mesh.ObjectRef{{Kind: "Namespace", Name: ri.Namespace}}, set: ri.Labels})
+			objects: []mesh.ObjectRef{{Kind: "Namespace", Name: ri.Namespace}}, set: ri.Labels, remove: ri.Remove})
 		if err != nil {
 			return outcome{}, err
 		}

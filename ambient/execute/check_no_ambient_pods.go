@@ -13,7 +13,9 @@ import (
 )
 
 // checkNoAmbientPods: no pod ambient captures runs on a node with the selector's labels (one LIST
-// of the nodes, one of the namespaces, one paged LIST of pods).
+// of the nodes, one of the namespaces, one paged LIST of pods). DaemonSet and mirror pods count: a
+// drain leaves them on the node, and their traffic still goes through its ztunnel (the blue-green's
+// blue uninstall waits on this); only finished pods do not.
 func checkNoAmbientPods(cp *checkPass, ctx context.Context, _ plan.Check, a plan.NoAmbientPodsArgs) (bool, string, error) {
 	e := cp.e
 	sel, err := labels.Parse(a.Selector)
@@ -37,7 +39,7 @@ func checkNoAmbientPods(cp *checkPass, ctx context.Context, _ plan.Check, a plan
 	}
 	var left []string
 	err = e.eachPod(ctx, func(p *corev1.Pod) {
-		if on[p.Spec.NodeName] && !stays(p) && ambientCaptured(p, ambientNS) {
+		if on[p.Spec.NodeName] && !finishedPod(p) && ambientCaptured(p, ambientNS) {
 			left = append(left, fmt.Sprintf("%s/%s on %s", p.Namespace, p.Name, p.Spec.NodeName))
 		}
 	})

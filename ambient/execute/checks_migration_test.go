@@ -48,6 +48,14 @@ func sidecar(p *corev1.Pod) {
 	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "istio-proxy", Image: "proxyv2:1.30.3"})
 }
 
+// nativeSidecar is a pod injected with ENABLE_NATIVE_SIDECARS (the default from 1.27 where the
+// cluster supports it): istio-proxy is an init container with restartPolicy Always. Its status
+// annotation is left out, so that only the container can tell.
+func nativeSidecar(p *corev1.Pod) {
+	always := corev1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "istio-proxy", Image: "proxyv2:1.30.3", RestartPolicy: &always})
+}
+
 func captured(p *corev1.Pod) {
 	p.Annotations = map[string]string{mesh.AnnotationRedirection: "enabled"}
 }
@@ -92,6 +100,10 @@ func TestMigrationChecks(t *testing.T) {
 			plan.NewCheck(nsRef, plan.PodsCapturedArgs{}, ""), true, ""},
 		{"a sidecar left is named", []client.Object{ambientNS, meshPod("web-0", sidecar), meshPod("web-1", captured)},
 			plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, ""), false, "still run sidecars: web-0"},
+		{"a native sidecar (an istio-proxy init container that restarts Always) left is named", []client.Object{ambientNS, meshPod("web-0", nativeSidecar), meshPod("web-1", captured)},
+			plan.NewCheck(nsRef, plan.NoSidecarsArgs{}, ""), false, "still run sidecars: web-0"},
+		{"pods back on native sidecars are injected", []client.Object{sidecarNS, meshPod("web-0", nativeSidecar)},
+			plan.NewCheck(nsRef, plan.SidecarsInjectedArgs{}, ""), true, ""},
 		{"a waypoint's own proxy is not a sidecar", []client.Object{ambientNS, meshPod("waypoint-0", func(p *corev1.Pod) {
 			p.Labels["gateway.networking.k8s.io/gateway-name"] = "waypoint"
 			p.Spec.Containers = []corev1.Container{{Name: "istio-proxy", Image: "proxyv2"}}

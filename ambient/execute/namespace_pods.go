@@ -64,7 +64,9 @@ func gatewayPod(p *corev1.Pod) bool {
 }
 
 // hasSidecar: the pod runs an injected sidecar (sidecar.istio.io/status, or an istio-proxy container
-// on a pod that is not a gateway).
+// on a pod that is not a gateway). The container is a regular one, or, with native sidecars
+// (ENABLE_NATIVE_SIDECARS, "auto" from 1.27: istio/istio@release-1.31 pilot/pkg/features/pilot.go), an
+// init container with restartPolicy Always.
 func hasSidecar(p *corev1.Pod) bool {
 	if gatewayPod(p) {
 		return false
@@ -74,6 +76,11 @@ func hasSidecar(p *corev1.Pod) bool {
 	}
 	for _, c := range p.Spec.Containers {
 		if c.Name == containerProxy {
+			return true
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		if c.Name == containerProxy && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			return true
 		}
 	}

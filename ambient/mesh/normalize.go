@@ -32,6 +32,7 @@ func (s *Snapshot) Normalize() {
 	for i := range s.Injectors {
 		sort.Strings(s.Injectors[i].Webhooks)
 		sort.Strings(s.Injectors[i].Selects)
+		sort.Strings(s.Injectors[i].NamespacesByDefaultExcept)
 	}
 	if s.CNI != nil {
 		sortNodePods(s.CNI.Pods)
@@ -397,7 +398,7 @@ func (s *Snapshot) normalized() bool {
 		}
 	}
 	for _, in := range s.Injectors {
-		if !sort.StringsAreSorted(in.Webhooks) || !sort.StringsAreSorted(in.Selects) {
+		if !sort.StringsAreSorted(in.Webhooks) || !sort.StringsAreSorted(in.Selects) || !sort.StringsAreSorted(in.NamespacesByDefaultExcept) {
 			return false
 		}
 	}

@@ -172,6 +172,11 @@ func (s *Snapshot) BudgetsFor(w Workload) []PodDisruptionBudget {
 	return out
 }
 
+// AmbientWorkload reports whether the workload's pods are, or should be, captured by ambient: they
+// carry the redirection annotation, or run in an ambient namespace without opting out, a sidecar
+// or the host network.
+func (s *Snapshot) AmbientWorkload(w Workload) bool { return s.ambientWorkload(w) }
+
 // ambientWorkload reports whether the workload's pods are, or should be, captured by ambient.
 func (s *Snapshot) ambientWorkload(w Workload) bool {
 	if w.Redirection["enabled"] > 0 || w.Redirection["pending"] > 0 {

@@ -256,6 +256,30 @@ type Injector struct {
 	// Selects says which labels select pods for it: "istio.io/rev=<x>" entries and, for the default
 	// injector, "istio-injection=enabled" and "sidecar.istio.io/inject=true".
 	Selects []string `json:"selects,omitempty"`
+	// NamespacesByDefault is true when one of its webhooks injects pods of namespaces that carry
+	// neither istio-injection nor istio.io/rev: the auto.sidecar-injector.istio.io webhook the
+	// istiod chart renders with sidecarInjectorWebhook.enableNamespacesByDefault
+	// (istio/istio@1.30.3 and @release-1.31:
+	// manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml and
+	// revision-tags-mwc.yaml). Removing a namespace's injection labels does not stop injection then.
+	NamespacesByDefault bool `json:"namespacesByDefault,omitempty"`
+	// NamespacesByDefaultExcept are the namespaces that webhook leaves out by name
+	// (kubernetes.io/metadata.name NotIn), sorted.
+	NamespacesByDefaultExcept []string `json:"namespacesByDefaultExcept,omitempty"`
+}
+
+// InjectsByDefault reports whether the injector injects new pods of namespace ns once it carries
+// neither istio-injection nor istio.io/rev (NamespacesByDefault and ns not left out by name).
+func (in Injector) InjectsByDefault(ns string) bool {
+	if !in.NamespacesByDefault {
+		return false
+	}
+	for _, n := range in.NamespacesByDefaultExcept {
+		if n == ns {
+			return false
+		}
+	}
+	return true
 }
 
 // DaemonSetRollout is the rollout state of a DaemonSet.
@@ -440,13 +464,13 @@ const (
 	TaintCNINotReady          = "cni.istio.io/not-ready"
 )
 
-// MeshLabels are the namespace labels a snapshot keeps.
-var MeshLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
+// NamespaceLabels are the mesh labels of a namespace that a snapshot keeps.
+var NamespaceLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
 
 // Namespace with its mesh labels and a summary of its pods.
 type Namespace struct {
 	Name string `json:"name"`
-	// Labels holds only the mesh labels (MeshLabels).
+	// Labels holds only the mesh labels (NamespaceLabels).
 	Labels map[string]string `json:"labels,omitempty"`
 	Pods   PodSummary        `json:"pods"`
 }

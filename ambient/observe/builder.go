@@ -32,6 +32,7 @@ const (
 	cniDaemonSetName     = "istio-cni-node"
 	defaultValidatorName = "istiod-default-validator"
 	injectorSuffix       = "sidecar-injector.istio.io"
+	labelNamespaceName   = "kubernetes.io/metadata.name"
 	waypointClass        = "istio-waypoint"
 	containerDiscovery   = "discovery"
 	containerProxy       = "istio-proxy"
@@ -218,7 +219,7 @@ func anyImageNamed(spec corev1.PodSpec, name string) bool {
 
 func (b *builder) addNamespace(n *corev1.Namespace) {
 	labels := map[string]string{}
-	for _, k := range mesh.MeshLabels {
+	for _, k := range mesh.NamespaceLabels {
 		if v, ok := n.Labels[k]; ok {
 			labels[k] = v
 		}
@@ -488,6 +489,10 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 	seen := map[string]bool{}
 	for _, w := range m.Webhooks {
 		in.Webhooks = append(in.Webhooks, w.Name)
+		if except, ok := injectsUnlabelled(w); ok && strings.HasSuffix(w.Name, injectorSuffix) {
+			in.NamespacesByDefault = true
+			in.NamespacesByDefaultExcept = append(in.NamespacesByDefaultExcept, except...)
+		}
 		for _, s := range webhookSelects(w) {
 			if !seen[s] {
 				seen[s] = true
@@ -496,6 +501,41 @@ func (b *builder) addMutatingWebhookConfiguration(m *admissionregistrationv1.Mut
 		}
 	}
 	b.injectors = append(b.injectors, in)
+}
+
+// injectsUnlabelled reports whether an injector webhook injects pods of a namespace with neither
+// istio-injection nor istio.io/rev and pods with neither sidecar.istio.io/inject nor istio.io/rev:
+// the shape of the auto.sidecar-injector.istio.io webhook (enableNamespacesByDefault) in the istiod
+// chart (istio/istio@1.30.3 and @release-1.31:
+// manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml). It is read from the
+// selectors, not the name: every namespace term must hold for an unlabelled namespace and every
+// object term for an unlabelled pod. except lists the namespaces left out by
+// kubernetes.io/metadata.name NotIn.
+func injectsUnlabelled(w admissionregistrationv1.MutatingWebhook) (except []string, ok bool) {
+	holds := func(sel *metav1.LabelSelector, namespace bool) bool {
+		if sel == nil {
+			return true
+		}
+		if len(sel.MatchLabels) > 0 {
+			return false
+		}
+		for _, e := range sel.MatchExpressions {
+			switch {
+			case e.Operator == metav1.LabelSelectorOpDoesNotExist:
+			case e.Operator == metav1.LabelSelectorOpNotIn && namespace && e.Key == labelNamespaceName:
+				except = append(except, e.Values...)
+			case e.Operator == metav1.LabelSelectorOpNotIn && e.Key != labelNamespaceName:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !holds(w.NamespaceSelector, true) || !holds(w.ObjectSelector, false) {
+		return nil, false
+	}
+	sort.Strings(except)
+	return except, true
 }
 
 // webhookSelects lists the label values that make a webhook select a pod: istio.io/rev values of In

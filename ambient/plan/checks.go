@@ -164,15 +164,21 @@ var checkSpecs = map[CheckType]checkSpec{
 	CheckPodsCaptured: spec[PodsCapturedArgs]("Namespace", func(c Check) string {
 		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.ambient\\.istio\\.io/redirection}{\"\\n\"}{end}'", c.Object.Name)
 	}),
-	CheckNoSidecars: spec[NoSidecarsArgs]("Namespace", func(c Check) string {
-		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name}{\"\\n\"}{end}'", c.Object.Name)
-	}),
-	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", func(c Check) string {
-		return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name}{\"\\n\"}{end}'", c.Object.Name)
-	}),
+	CheckNoSidecars:       spec[NoSidecarsArgs]("Namespace", podContainersCommand),
+	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", podContainersCommand),
 	CheckBackupWritable: spec[BackupWritableArgs]("", func(c Check) string {
 		return fmt.Sprintf("test -w \"$(dirname %q)\"", c.Params["file"])
 	}),
+}
+
+// podContainersCommand lists each pod of the check's namespace with its containers and its native
+// sidecars: from 1.27 istiod injects istio-proxy as an init container with restartPolicy Always
+// where the cluster supports it (ENABLE_NATIVE_SIDECARS=auto, istio/istio@release-1.31
+// pilot/pkg/features/pilot.go), so a command that reads only spec.containers would show no sidecar
+// on a pod that runs one. One line a pod: name, containers, then the init containers that keep
+// running.
+func podContainersCommand(c Check) string {
+	return fmt.Sprintf("kubectl get pods -n %s -o jsonpath='{range .items[*]}{.metadata.name} {.spec.containers[*].name} {.spec.initContainers[?(@.restartPolicy==\"Always\")].name}{\"\\n\"}{end}'", c.Object.Name)
 }
 
 // CheckTypes returns every check type, sorted.
@@ -322,7 +328,8 @@ type WorkloadsReadyArgs struct {
 	Workloads []string `param:"workloads,required"`
 }
 
-// NoAmbientPodsArgs: no pod that ambient captures runs on a node carrying the labels of Selector.
+// NoAmbientPodsArgs: no pod that ambient captures runs on a node carrying the labels of Selector;
+// DaemonSet and mirror pods count (drains leave them), finished pods do not.
 type NoAmbientPodsArgs struct {
 	Selector string `param:"selector,required"`
 }

@@ -86,6 +86,8 @@ const (
 	CodeCRDOwnershipLegacy           Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
+	// CodePDBBlocksDrain details: nodes (how many drains it holds), covers (the workloads it covers,
+	// comma-separated). Object is the budget, Related the nodes: one finding per budget.
 	CodePDBBlocksDrain        Code = "PDB_BLOCKS_DRAIN"
 	CodeUnmanagedPodOnNode    Code = "UNMANAGED_POD_BLOCKS_DRAIN"
 	CodeSettingDefaultChanges Code = "SETTING_DEFAULT_CHANGES"
@@ -106,6 +108,11 @@ const (
 	CodeMigrationPartlyAmbient       Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
 	CodeMigrationPodSelectsInjection Code = "MIGRATION_POD_LABEL_SELECTS_INJECTION"
 	CodeMigrationNotRestartable      Code = "MIGRATION_WORKLOAD_NOT_RESTARTABLE"
+	CodeMigrationInjectedByDefault   Code = "MIGRATION_NAMESPACES_INJECTED_BY_DEFAULT"
+	CodeMigrationGatewayOwnerChanges Code = "MIGRATION_GATEWAY_REVISION_CHANGES"
+	CodeMigrationGatewayNamespace    Code = "MIGRATION_NAMESPACE_RUNS_ONLY_GATEWAYS"
+	CodeRouteHostUnresolved          Code = "ROUTE_HOST_NOT_RESOLVED"
+	CodeEnforcementMovesPastCallers  Code = "ENFORCEMENT_MOVES_PAST_CALLERS"
 	CodeIstiodAmbientDisabled        Code = "ISTIOD_AMBIENT_DISABLED"
 	CodePeerAuthenticationDisable    Code = "PEER_AUTHENTICATION_DISABLE"
 	CodePolicySpecInvalid            Code = "POLICY_SPEC_INVALID"
@@ -203,6 +210,11 @@ var codeHelp = map[Code]string{
 	CodeMigrationPartlyAmbient:       "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
 	CodeMigrationPodSelectsInjection: "a workload's pods select sidecar injection themselves (pod label istio.io/rev or sidecar.istio.io/inject=true), so they come back with sidecars after the namespace label is removed",
 	CodeMigrationNotRestartable:      "pods with sidecars belong to no Deployment, StatefulSet or DaemonSet, so the migration cannot restart them; they keep their sidecars until they are recreated",
+	CodeMigrationInjectedByDefault:   "an injector injects namespaces without injection labels (enableNamespacesByDefault), so the migration labels istio-injection=disabled instead of removing the labels",
+	CodeMigrationGatewayOwnerChanges: "a gateway or waypoint relies on the namespace's istio.io/rev, so removing it hands the gateway to another revision (or its pods to another injector, or none)",
+	CodeMigrationGatewayNamespace:    "the namespace runs gateways and no sidecar workload: a gateway's proxy is not a sidecar, there is nothing to migrate",
+	CodeRouteHostUnresolved:          "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told",
+	CodeEnforcementMovesPastCallers:  "a policy or route moves to the waypoint (or ztunnel), and callers whose dataplane does not pass there are no longer seen by it",
 	CodeIstiodAmbientDisabled:        "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
 	CodePeerAuthenticationDisable:    "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
 	CodePolicySpecInvalid:            "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -163,7 +162,7 @@ type EstimateOptions struct {
 	ReplacementReady time.Duration
 	// HelmChange is one Helm install, upgrade, rollback or uninstall with its rollout; 0 means 1m.
 	HelmChange time.Duration
-	// Restart is one workload's rollout restart; 0 means 1m.
+	// Restart is one batch of a restart's rollouts (Restart.BatchSize workloads at once); 0 means 1m.
 	Restart time.Duration
 	// NodeProvisioning is new nodes joining the cluster (a wait for nodes to be ready); 0 means 3m.
 	NodeProvisioning time.Duration
@@ -264,7 +263,9 @@ func stepSpan(s *Step, o EstimateOptions) Span {
 	case s.HelmInstall != nil, s.HelmUpgrade != nil, s.HelmRollback != nil, s.HelmUninstall != nil:
 		typical = o.HelmChange
 	case s.Restart != nil:
-		typical = time.Duration(len(s.Restart.Workloads)) * o.Restart
+		// The executor restarts BatchSize workloads at a time (at least one), each batch its rollout.
+		size := max(1, s.Restart.BatchSize)
+		typical = time.Duration((len(s.Restart.Workloads)+size-1)/size) * o.Restart
 	case s.WaitFor != nil && s.WaitFor.Check.Type == CheckNodesReady:
 		bounded, timeout = o.NodeProvisioning, s.WaitFor.TimeoutSeconds
 	case s.Drain != nil:
@@ -330,30 +331,47 @@ func waveEstimate(p *Plan, start int, o EstimateOptions) WaveEstimate {
 	return w
 }
 
-// limitNode is what the model takes of a drain: each pod it is expected to evict, with its whole
-// grace period (full) or none.
+// limitNode is what the model takes of a drain: the pods it is expected to evict, with their whole
+// grace period (full) or none. The pods no budget covers count as one pod of their longest grace
+// (they all go at once).
 func limitNode(d *NodeDrain, o EstimateOptions, full bool) LimitNode {
 	n := LimitNode{Name: d.Node}
-	if d.Expect == nil {
+	e := d.Expect
+	if e == nil {
 		return n
 	}
-	for _, w := range d.Expect.Workloads {
-		grace := defaultGrace
-		if w.GraceSeconds > 0 {
-			grace = time.Duration(w.GraceSeconds) * time.Second
+	scale := func(d time.Duration) time.Duration {
+		if !full {
+			return 0
 		}
+		return d
+	}
+	free := e.Pods
+	for _, b := range e.Budgets {
+		free -= b.Pods
+	}
+	if free > 0 {
+		n.Pods = append(n.Pods, LimitPod{Name: d.Node + " pods", Grace: scale(graceOf(e.GraceSeconds))})
+	}
+	for _, b := range e.Budgets {
+		grace := graceOf(b.GraceSeconds)
 		hold := o.ReplacementReady
-		if strings.HasPrefix(w.Workload, "StatefulSet/") {
+		if b.Stateful {
 			hold += grace
 		}
-		if !full {
-			grace, hold = 0, 0
-		}
-		for i := range max(1, w.Pods) {
-			n.Pods = append(n.Pods, LimitPod{Name: w.Workload + "#" + itoa(i), Grace: grace, Budget: w.Budget, Hold: hold})
+		for i := range max(1, b.Pods) {
+			n.Pods = append(n.Pods, LimitPod{Name: b.Budget + "#" + itoa(i), Grace: scale(grace), Budget: b.Budget, Hold: scale(hold)})
 		}
 	}
 	return n
+}
+
+// graceOf is a grace period in seconds, the API server's default for 0.
+func graceOf(s int64) time.Duration {
+	if s <= 0 {
+		return defaultGrace
+	}
+	return sec(s)
 }
 
 // allowed is the disruptions each budget of the drain allowed when the plan was made.
@@ -362,10 +380,8 @@ func (e *DrainExpect) allowed() map[string]int {
 	if e == nil {
 		return out
 	}
-	for _, w := range e.Workloads {
-		if w.Budget != "" {
-			out[w.Budget] = int(w.Allowed)
-		}
+	for _, b := range e.Budgets {
+		out[b.Budget] = int(b.Allowed)
 	}
 	return out
 }

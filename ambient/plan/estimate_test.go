@@ -91,13 +91,14 @@ func wavePlan(waves [][]string, expect func(node string) *plan.DrainExpect) *pla
 }
 
 func TestThePlansEstimateOfAWaveIsTheLimitModelOfItsExpectedPods(t *testing.T) {
-	web := plan.ExpectedWorkload{Workload: "Deployment/shop/web", Pods: 1, GraceSeconds: 20, Budget: "shop/web", Allowed: 5}
-	ledger := plan.ExpectedWorkload{Workload: "StatefulSet/db/ledger", Pods: 1, GraceSeconds: 60, Budget: "db/ledger", Allowed: 1}
+	web := plan.ExpectedBudget{Budget: "shop/web", Allowed: 5, Pods: 1, GraceSeconds: 20}
+	ledger := plan.ExpectedBudget{Budget: "db/ledger", Allowed: 1, Pods: 1, GraceSeconds: 60, Stateful: true}
 	p := wavePlan([][]string{{"a", "b", "c"}, {"d"}}, func(n string) *plan.DrainExpect {
 		if n == "d" {
 			return nil // nothing to evict: only its ztunnel
 		}
-		return &plan.DrainExpect{Workloads: []plan.ExpectedWorkload{web, ledger}}
+		// three pods: the web's, the ledger's and one no budget covers
+		return &plan.DrainExpect{Pods: 3, GraceSeconds: 30, Budgets: []plan.ExpectedBudget{web, ledger}}
 	})
 	est := plan.EstimateTime(p, plan.EstimateOptions{ZtunnelReady: 3 * sec, ReplacementReady: 2 * sec})
 	if len(est.Waves) != 2 {

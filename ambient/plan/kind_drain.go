@@ -28,23 +28,30 @@ type NodeDrain struct {
 	Expect *DrainExpect `json:"expect,omitempty"`
 }
 
-// DrainExpect is what a drain is expected to evict: the workloads with pods on the node.
+// DrainExpect is what a drain is expected to evict, in the few numbers the time model needs (a
+// plan of a thousand nodes carries one per drain): the pods, the longest grace period of those no
+// budget covers, and the pods each budget covers.
 type DrainExpect struct {
-	Workloads []ExpectedWorkload `json:"workloads,omitempty"`
+	// Pods counts the pods it evicts.
+	Pods int `json:"pods"`
+	// GraceSeconds is the longest termination grace period of the pods no budget covers (0: the API
+	// server's default, 30).
+	GraceSeconds int64 `json:"graceSeconds,omitempty"`
+	// Budgets are the pods budgets cover, by budget.
+	Budgets []ExpectedBudget `json:"budgets,omitempty"`
 }
 
-// ExpectedWorkload is one workload's pods on a node a drain evicts.
-type ExpectedWorkload struct {
-	// Workload is "Kind/namespace/name".
-	Workload string `json:"workload"`
-	// Pods is how many of its pods run on the node.
-	Pods int `json:"pods"`
-	// GraceSeconds is their termination grace period (0: the API server's default, 30).
-	GraceSeconds int64 `json:"graceSeconds,omitempty"`
-	// Budget is the PodDisruptionBudget covering them ("namespace/name"), Allowed the disruptions it
-	// allowed.
-	Budget  string `json:"budget,omitempty"`
+// ExpectedBudget is the pods of a drain one PodDisruptionBudget covers.
+type ExpectedBudget struct {
+	// Budget is "namespace/name"; Allowed the disruptions it allowed.
+	Budget  string `json:"budget"`
 	Allowed int32  `json:"allowed,omitempty"`
+	// Pods counts them; GraceSeconds is their longest grace period (0: the default, 30).
+	Pods         int   `json:"pods"`
+	GraceSeconds int64 `json:"graceSeconds,omitempty"`
+	// Stateful is set when a StatefulSet owns them: it recreates a pod only once the old one is
+	// gone, so each holds the budget for its grace period and its successor's start.
+	Stateful bool `json:"stateful,omitempty"`
 }
 
 // srcEviction: a drain evicts through the pods/eviction subresource.

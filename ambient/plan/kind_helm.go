@@ -59,6 +59,28 @@ type HelmRelease struct {
 	// FromVersion is the chart version the release runs before an upgrade, when known, for the
 	// reviewer; the executor does not read it.
 	FromVersion string `json:"fromVersion,omitempty"`
+	// Moved lists the values that fixed an image or version of another release, which the plan
+	// moved to the chart's version (already in Values), for the reviewer: the runbook's "What
+	// changes" names them. The executor does not read it.
+	Moved []MovedValue `json:"moved,omitempty"`
+}
+
+// MovedValue is one Helm value the plan changed because it pinned another version than the chart's:
+// a tag, an image, a proxy image.
+type MovedValue struct {
+	// Key is the value's path as helm --set writes it ("global.tag").
+	Key  string `json:"key"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// movedSummary is how a summary row says what was moved: "tag 1.30.3 → 1.31.4".
+func movedSummary(h *HelmRelease) string {
+	var parts []string
+	for _, m := range h.Moved {
+		parts = append(parts, fmt.Sprintf("%s %s → %s", m.Key, m.From, m.To))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // helmReleaseOf names the release an install or upgrade touches, "namespace/name", and its chart.

@@ -39,7 +39,7 @@ var helmRollbackKind = kindSpec{
 	// plan names.
 	permissions: func(s *Step, dry bool, n need) {
 		r := s.HelmRollback
-		n.helm(helmRollbackOp, r.Namespace, r.Release, n.chartOf(r.Namespace, r.Release), nil, true, dry)
+		n.helm(helmRollbackOp, r.Namespace, r.Release, n.chartOf(r.Namespace, r.Release), nil, true, dry, true)
 		// Helm reads the revision to return to by its record's name.
 		n.add("get", "", "secrets", r.Namespace, helmRecordName(r.Release, r.Revision), srcHelmStorage)
 	},

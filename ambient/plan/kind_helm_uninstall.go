@@ -45,7 +45,8 @@ var helmUninstallKind = kindSpec{
 	// plan names it.
 	permissions: func(s *Step, dry bool, n need) {
 		u := s.HelmUninstall
-		n.helm(helmUninstallOp, u.Namespace, u.Release, n.chartOf(u.Namespace, u.Release), nil, true, dry)
+		values, known := n.valuesOf(u.Namespace, u.Release)
+		n.helm(helmUninstallOp, u.Namespace, u.Release, n.chartOf(u.Namespace, u.Release), values, !known, dry, false)
 	},
 	// The chart, when the plan recorded it (empty in older plans).
 	release: func(s *Step) (string, string) {

@@ -15,6 +15,10 @@ type Reinject struct {
 	Namespace string `json:"namespace"`
 	// Labels are the injection labels to set (istio-injection, istio.io/rev) as they were.
 	Labels map[string]string `json:"labels"`
+	// Remove are labels to take off the namespace first: istio-injection=disabled, which a
+	// migration sets where injectors inject unlabelled namespaces, and which would keep every
+	// istio.io/rev webhook from injecting (they select istio-injection DoesNotExist).
+	Remove []string `json:"remove,omitempty"`
 	// Workloads to restart (Deployments, StatefulSets, DaemonSets).
 	Workloads []mesh.ObjectRef `json:"workloads,omitempty"`
 	BatchSize int              `json:"batchSize,omitempty"`
@@ -29,8 +33,13 @@ var reinjectKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		r := s.Reinject
 		mustNotBeEmpty(where, "reinject.namespace", r.Namespace, bad)
-		if len(r.Labels) == 0 {
-			bad("%s: reinject sets no injection label", where)
+		if len(r.Labels) == 0 && len(r.Remove) == 0 {
+			bad("%s: reinject changes no injection label", where)
+		}
+		for _, k := range r.Remove {
+			if _, both := r.Labels[k]; both {
+				bad("%s: reinject both sets and removes label %s", where, k)
+			}
 		}
 		for _, w := range r.Workloads {
 			switch w.Kind {
@@ -48,6 +57,9 @@ var reinjectKind = kindSpec{
 		var args []string
 		for _, k := range sortedKeys(r.Labels) {
 			args = append(args, k+"="+r.Labels[k])
+		}
+		for _, k := range r.Remove {
+			args = append(args, k+"-")
 		}
 		out := []string{fmt.Sprintf("kubectl label --overwrite namespace %s %s", r.Namespace, strings.Join(args, " "))}
 		for _, w := range r.Workloads {

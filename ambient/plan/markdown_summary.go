@@ -292,7 +292,7 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 	fmt.Fprintf(b, "The nodes of a wave go through their steps at the same time, so a wave takes as long as its slowest node. "+
 		"*At least* counts only what nothing shortens: the health gates letting the mesh settle and new ztunnels turning ready (%s), every evicted pod gone at once; "+
 		"*expected* has every evicted pod take its whole grace period (as the plan's snapshot showed them), PodDisruptionBudgets letting them go as fast as they allow (a replacement ready in %s), "+
-		"each Helm change take %s with its rollout, each restart %s and new nodes %s; "+
+		"each Helm change take %s with its rollout, each batch of a restart %s and new nodes %s; "+
 		"*at most* runs every drain and wait to its timeout (+: some leave it to the executor's default).",
 		o.ZtunnelReady, o.ReplacementReady, o.HelmChange, o.Restart, o.NodeProvisioning)
 	if total.approvals > 0 {

@@ -64,12 +64,12 @@ func generic(steps []Step, bl block) []Step {
 }
 
 // stepKey is a step as JSON without what the wave table shows per node or wave: its dependencies
-// (on the wave before), its wave, its node's pool and what may hold its drain.
+// (on the wave before), its wave, its node's pool, what may hold its drain and what it is expected to evict.
 func stepKey(s Step) string {
 	s.DependsOn, s.Wave = nil, nil
 	if s.Drain != nil {
 		d := *s.Drain
-		d.MayHold = nil
+		d.MayHold, d.Expect = nil, nil
 		s.Drain = &d
 	}
 	if s.Cordon != nil {

@@ -26,7 +26,7 @@ type PermissionOptions struct {
 // Kinds of objects named by ApplyObject, PatchLabels, Annotate, DeleteObject and WaitFor checks are
 // turned into resources the way the API server names them by default (lower case, plural).
 func RequiredPermissions(p *Plan, opts PermissionOptions) *Permissions {
-	d := &derivation{ps: &Permissions{}, dry: opts.DryRun, charts: releaseCharts(p)}
+	d := &derivation{ps: &Permissions{}, dry: opts.DryRun, charts: releaseCharts(p), known: releasesKnown(p, opts.Rollbacks)}
 	if p == nil {
 		return d.ps
 	}
@@ -47,6 +47,59 @@ type derivation struct {
 	// charts names the chart of each release ("namespace/release") the plan installs, upgrades or
 	// uninstalls, so that a rollback or an uninstall knows what objects its release holds.
 	charts map[string]string
+	// known is what the plan's steps say of each release: the values it is given last, the highest
+	// Helm revision it reaches.
+	known map[string]releaseKnown
+}
+
+// releaseKnown is what a plan's steps say of one release.
+type releaseKnown struct {
+	// values are those of the last install or upgrade that gives them all (no reuse of the release's
+	// own), nil when none does.
+	values map[string]any
+	// revision is the highest Helm revision the plan's steps reach (an install makes 1, an upgrade
+	// from revision n makes n+1); 0 when a step's revision is not known (a rollback's, an upgrade
+	// that does not say what it upgrades from).
+	revision int
+}
+
+// releasesKnown reads what the plan's steps say of each release, in order. A plan whose rollbacks
+// are derived too knows no release's revisions: a rollback makes a revision past any the steps say.
+func releasesKnown(p *Plan, rollbacks bool) map[string]releaseKnown {
+	out := map[string]releaseKnown{}
+	if p == nil {
+		return out
+	}
+	unknown := map[string]bool{}
+	for i := range p.Steps {
+		st := &p.Steps[i]
+		h, rev := st.HelmInstall, 1
+		if st.HelmUpgrade != nil {
+			h, rev = st.HelmUpgrade, st.HelmUpgrade.PreviousRevision+1
+			if st.HelmUpgrade.PreviousRevision == 0 {
+				rev = 0
+			}
+		}
+		if h == nil {
+			continue
+		}
+		key := h.Namespace + "/" + h.Release
+		k := out[key]
+		if !h.ReuseValues {
+			k.values = h.Values
+		}
+		if rev == 0 || rollbacks {
+			unknown[key] = true
+		}
+		k.revision = max(k.revision, rev)
+		out[key] = k
+	}
+	for key := range unknown {
+		k := out[key]
+		k.revision = 0
+		out[key] = k
+	}
+	return out
 }
 
 // releaseCharts names the chart of each Helm release the plan's steps and their rollbacks touch, as
@@ -125,6 +178,13 @@ var meshGroups = []string{"extensions.istio.io", "gateway.networking.k8s.io", "n
 const srcMeshGroups = "istio/istio@1.30.3 manifests/charts/base/files/crd-all.gen.yaml (groups extensions, networking, security, telemetry.istio.io); sigs.k8s.io/gateway-api@v1.6.3 config/crd/standard"
 
 func (n need) chartOf(ns, release string) string { return n.d.charts[ns+"/"+release] }
+
+// valuesOf returns the values the plan's steps last give the release, and whether they give all of
+// them (else the release's own are reused, and unknown).
+func (n need) valuesOf(ns, release string) (map[string]any, bool) {
+	k, ok := n.d.known[ns+"/"+release]
+	return k.values, ok && k.values != nil
+}
 
 // apply is a server-side apply of an object: GET (real runs look first), patch, create.
 func (n need) apply(o map[string]any, dry bool) {

@@ -20,9 +20,13 @@ import (
 //     (client.go, update); an uninstall deletes them (pkg/action/uninstall.go);
 //   - to create or change a ClusterRole or Role the executor does not itself hold every rule of, RBAC
 //     needs escalate on it, and to create or change a binding, bind on the role it names
-//     (k8s.io/kubernetes@v1.37.2 pkg/registry/rbac/escalation_check.go). Escalate is asked without a
-//     name on create, so it cannot be narrowed to the chart's roles: a run that installs or upgrades
-//     istiod, istio-cni, ztunnel or a gateway can grant any permission, as whoever runs helm can.
+//     (k8s.io/kubernetes@v1.37.2 pkg/registry/rbac/escalation_check.go: RoleEscalationAuthorized asks
+//     escalate with the request's name, BindingAuthorized asks bind with the roleRef's name).
+//     Every verb but create and list is granted by name: the names the charts render are known at
+//     plan time (roleNames), and the release records' too. Escalate is asked without a name on
+//     create, so a run that installs a chart with roles (or upgrades one across chart versions,
+//     which may add roles) can create a role with any permission; every other run can change only
+//     the chart's own roles and bindings.
 //
 // A dry run reads the release (LIST) and, for installs and upgrades, GETs the objects it would create.
 
@@ -49,21 +53,16 @@ func helmRecordName(release string, revision int) string {
 	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", release, revision)
 }
 
-// helm adds what one Helm operation on a release needs.
-func (n need) helm(op helmOp, ns, release, chart string, values map[string]any, reuse, dry bool) {
+// helm adds what one Helm operation on a release needs. Every verb but create (and list) is asked
+// for named objects, and is granted by name when the names are known: the release's records up to the
+// highest revision the plan reaches, and the roles and bindings the chart renders for the values
+// (roleNames). newObjects says whether an upgrade may create objects the release does not hold yet
+// (its chart version changes, or is not known): creating a role asks escalate without a name.
+func (n need) helm(op helmOp, ns, release, chart string, values map[string]any, reuse, dry, newObjects bool) {
 	// The executor reads the release before (and after) it acts, and every Helm action reads it.
 	n.add("list", "", "secrets", ns, "", srcHelmStorage)
 	if !dry {
-		var verbs []string
-		switch op {
-		case helmInstallOp:
-			verbs = []string{"create", "update"}
-		case helmUpgradeOp, helmRollbackOp:
-			verbs = []string{"create", "update", "get", "delete"}
-		case helmUninstallOp:
-			verbs = []string{"update", "get", "delete"}
-		}
-		n.verbs(verbs, "", "secrets", ns, "", srcHelmStorage)
+		n.records(op, ns, release)
 	}
 	var verbs []string
 	switch {
@@ -79,7 +78,8 @@ func (n need) helm(op helmOp, ns, release, chart string, values map[string]any, 
 	default:
 		verbs = []string{"get", "create", "patch", "delete"}
 	}
-	objs, ok := chartObjects(chart, chartValues{values: values, reuse: reuse})
+	v := chartValues{values: values, reuse: reuse}
+	objs, ok := chartObjects(chart, v)
 	if !ok {
 		n.d.ps.AddUnknown(fmt.Sprintf("Helm release %s/%s (chart %q): the objects of a chart that is not one of Istio's are not known; grant what it renders yourself", ns, release, chart))
 		return
@@ -95,23 +95,93 @@ func (n need) helm(op helmOp, ns, release, chart string, values map[string]any, 
 		case inDefault:
 			where = "default"
 		}
-		for _, v := range verbs {
-			if v == "delete" && o.keep {
+		src := istioCharts + o.source
+		if o.rbac != notRBAC {
+			n.rbacObjects(o, v, release, ns, where, verbs, op == helmInstallOp || newObjects)
+			continue
+		}
+		for _, verb := range verbs {
+			if verb == "delete" && o.keep {
 				continue
 			}
-			n.add(v, o.group, o.resource, where, "", istioCharts+o.source, srcHelmObjects)
-			if v == "get" || v == "delete" {
-				continue
+			n.add(verb, o.group, o.resource, where, "", src, srcHelmObjects)
+		}
+	}
+}
+
+// records adds what Helm does to the release's record Secrets: it creates the new one (no name: a
+// create is never asked by name), updates the current and the new one, reads and deletes old ones
+// (pruning beyond MaxHistory, purging on uninstall). Those are named sh.helm.release.v1.<release>.v1
+// to .v<n>, n the highest revision the plan reaches; when it is not known, every Secret of the
+// namespace is granted, as before names could be given.
+func (n need) records(op helmOp, ns, release string) {
+	var verbs []string
+	switch op {
+	case helmInstallOp:
+		verbs = []string{"update"}
+	case helmUpgradeOp, helmRollbackOp:
+		verbs = []string{"update", "get", "delete"}
+	case helmUninstallOp:
+		verbs = []string{"update", "get", "delete"}
+	}
+	if op != helmUninstallOp {
+		n.add("create", "", "secrets", ns, "", srcHelmStorage)
+	}
+	rev := n.d.known[ns+"/"+release].revision
+	if op == helmRollbackOp {
+		rev = 0 // a rollback makes a revision past any the plan's steps say
+	}
+	for _, verb := range verbs {
+		if rev == 0 {
+			n.add(verb, "", "secrets", ns, "", srcHelmStorage)
+			continue
+		}
+		for r := 1; r <= rev; r++ {
+			n.add(verb, "", "secrets", ns, helmRecordName(release, r), srcHelmStorage)
+		}
+	}
+}
+
+// rbacObjects adds what Helm does to a role or binding the chart renders: by name when the chart's
+// names are known for the values (roleNames), create and, when the step may create a role, escalate
+// without one (the API server asks escalate with the request's name, which a create has not). Bind
+// is asked on the role a binding names (roleRef), so it is named too.
+func (n need) rbacObjects(o chartObject, v chartValues, release, ns, where string, verbs []string, creates bool) {
+	src := istioCharts + o.source
+	names, roles, known := roleNames(o, v, release, ns)
+	if !known {
+		names, roles = []string{""}, []string{""}
+	}
+	for _, verb := range verbs {
+		switch {
+		case verb == "create":
+			n.add("create", o.group, o.resource, where, "", src, srcHelmObjects)
+		case verb == "delete" && o.keep:
+		default:
+			for _, name := range names {
+				n.add(verb, o.group, o.resource, where, name, src, srcHelmObjects)
 			}
-			switch o.rbac {
-			case rbacRole:
-				n.add("escalate", "rbac.authorization.k8s.io", o.resource, where, "", istioCharts+o.source, srcEscalation)
-			case rbacBinding:
-				role := "clusterroles"
-				if o.resource == "rolebindings" {
-					role = "roles"
+		}
+		if verb == "get" || verb == "delete" {
+			continue
+		}
+		switch o.rbac {
+		case rbacRole:
+			if verb == "create" && creates {
+				n.add("escalate", "rbac.authorization.k8s.io", o.resource, where, "", src, srcEscalation)
+			}
+			if verb == "patch" {
+				for _, name := range names {
+					n.add("escalate", "rbac.authorization.k8s.io", o.resource, where, name, src, srcEscalation)
 				}
-				n.add("bind", "rbac.authorization.k8s.io", role, where, "", istioCharts+o.source, srcEscalation)
+			}
+		case rbacBinding:
+			role := "clusterroles"
+			if o.resource == "rolebindings" {
+				role = "roles"
+			}
+			for _, r := range roles {
+				n.add("bind", "rbac.authorization.k8s.io", role, where, r, src, srcEscalation)
 			}
 		}
 	}
@@ -390,3 +460,70 @@ func (v chartValues) num(def float64, paths ...string) float64 {
 
 func (v chartValues) profile() string  { return v.str("", "profile") }
 func (v chartValues) platform() string { return v.str("", "platform", "global.platform") }
+
+// roleNames are the names the chart gives the roles or bindings of o for the values and release,
+// and for bindings the roles they bind (roleRef); known is false when the values that make a name
+// are not known (a step reusing the release's values without setting them). Names of templates the
+// values leave out are listed too: the chart's own names, which grant nothing else.
+//
+// istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad manifests/charts:
+//   - istio-control/istio-discovery/templates/clusterrole.yaml, clusterrolebinding.yaml:
+//     istiod-clusterrole[-<revision>]-<release namespace>, istiod-gateway-controller[-<revision>]-<release
+//     namespace>; reader-clusterrole.yaml, reader-clusterrolebinding.yaml:
+//     istio-reader-clusterrole[-<revision>]-<release namespace>; role.yaml, rolebinding.yaml:
+//     istiod[-<revision>]; each binding binds the role of its own name;
+//   - istio-cni/templates/clusterrole.yaml, clusterrolebinding.yaml: istio-cni, istio-cni-repair-role
+//     (bound by istio-cni-repair-rolebinding), istio-cni-ambient;
+//   - ztunnel/templates/rbac.yaml: resourceName (default ztunnel), ClusterRole and ClusterRoleBinding;
+//   - gateway/templates/role.yaml: the service account's name (serviceAccount.name, else with
+//     serviceAccount.create the gateway's name, values name or the release name), Role and RoleBinding.
+func roleNames(o chartObject, v chartValues, release, ns string) (names, roles []string, known bool) {
+	switch {
+	case strings.HasPrefix(o.source, istiodDir):
+		if !v.known("revision") {
+			return nil, nil, false
+		}
+		suffix := ""
+		if rev := v.str("", "revision"); rev != "" {
+			suffix = "-" + rev
+		}
+		if o.resource == "roles" || o.resource == "rolebindings" {
+			return []string{"istiod" + suffix}, []string{"istiod" + suffix}, true
+		}
+		for _, base := range []string{"istiod-clusterrole", "istiod-gateway-controller", "istio-reader-clusterrole"} {
+			names = append(names, base+suffix+"-"+ns)
+			if istioNS := v.str(ns, "global.istioNamespace"); istioNS != ns { // older charts name them after it
+				names = append(names, base+suffix+"-"+istioNS)
+			}
+		}
+		return names, names, true
+	case strings.HasPrefix(o.source, "istio-cni/"):
+		if o.resource == "clusterrolebindings" {
+			return []string{"istio-cni", "istio-cni-ambient", "istio-cni-repair-rolebinding"}, []string{"istio-cni", "istio-cni-ambient", "istio-cni-repair-role"}, true
+		}
+		return []string{"istio-cni", "istio-cni-ambient", "istio-cni-repair-role"}, nil, true
+	case strings.HasPrefix(o.source, "ztunnel/"):
+		if !v.known("resourceName") {
+			return nil, nil, false
+		}
+		name := v.str("", "resourceName")
+		if name == "" {
+			name = "ztunnel"
+		}
+		return []string{name}, []string{name}, true
+	case strings.HasPrefix(o.source, "gateway/"):
+		if !v.known("serviceAccount.name") || !v.known("serviceAccount.create") || !v.known("name") {
+			return nil, nil, false
+		}
+		name := v.str("", "serviceAccount.name")
+		switch {
+		case name != "":
+		case v.flag(true, "serviceAccount.create"):
+			name = v.str(release, "name")
+		default:
+			name = "default"
+		}
+		return []string{name}, []string{name}, true
+	}
+	return nil, nil, false
+}

@@ -12,8 +12,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
 
-// PlanKind is the kind of an encoded Plan.
-const PlanKind = "Plan"
+// DocumentKind is the kind of an encoded Plan document.
+const DocumentKind = "Plan"
 
 // Plan is an ordered list of steps with the findings that shaped it.
 type Plan struct {
@@ -42,7 +42,7 @@ type Metadata struct {
 
 // New returns an empty plan with apiVersion and kind set.
 func New(md Metadata) *Plan {
-	return &Plan{APIVersion: mesh.APIVersion, Kind: PlanKind, Metadata: md}
+	return &Plan{APIVersion: APIVersion, Kind: DocumentKind, Metadata: md}
 }
 
 // ErrInvalidPlan is wrapped by every validation and decoding error.
@@ -87,8 +87,8 @@ func (p *Plan) Step(id string) (*Step, bool) {
 func (p *Plan) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if p.APIVersion != mesh.APIVersion || p.Kind != PlanKind {
-		bad("apiVersion/kind are %q/%q; want %q/%q", p.APIVersion, p.Kind, mesh.APIVersion, PlanKind)
+	if p.APIVersion != APIVersion || p.Kind != DocumentKind {
+		bad("apiVersion/kind are %q/%q; want %q/%q (Decode converts older versions)", p.APIVersion, p.Kind, APIVersion, DocumentKind)
 	}
 	if p.Metadata.Fingerprint == "" {
 		bad("metadata.fingerprint is empty; plans must be made from a snapshot (re-run the planner)")
@@ -287,13 +287,17 @@ func Decode(data []byte) (*Plan, error) {
 	return p, nil
 }
 
-// decodeUnchecked is Decode without Validate.
+// decodeUnchecked is Decode without Validate: YAML or JSON, forEachNode entries expanded, an older
+// version converted to this one, then decoded strictly.
 func decodeUnchecked(data []byte) (*Plan, error) {
 	j, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: not YAML or JSON: %v", ErrInvalidPlan, err)
 	}
 	if j, err = unfoldSteps(j); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPlan, err)
+	}
+	if j, err = convert(j); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPlan, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(j))

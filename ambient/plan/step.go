@@ -51,10 +51,10 @@ type Step struct {
 	Approval      *Approval      `json:"approval,omitempty"`
 	HealthGate    *HealthGate    `json:"healthGate,omitempty"`
 
-	// Postconditions are checked after the action; the step is done only when every one holds. (In
-	// YAML and JSON the list is called "verification", as in earlier versions of the format. The
-	// action that does nothing but check is Verify.)
-	Postconditions []Check `json:"verification,omitempty"`
+	// Postconditions are checked after the action; the step is done only when every one holds. (The
+	// action that does nothing but check is Verify. Documents of ambientkit.io/v1alpha1 called this
+	// list "verification"; Decode converts them.)
+	Postconditions []Check `json:"postconditions,omitempty"`
 	// Rollback undoes the step, when it can be undone. It is a step of its own with one action.
 	Rollback *Step `json:"rollback,omitempty"`
 	// Notes are extra facts for the reviewer (what may hold a drain, connection resets, ...).

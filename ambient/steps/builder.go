@@ -206,6 +206,16 @@ func (b *Builder) Values(current map[string]any, chart, release string, set map[
 	return n
 }
 
+// ChartValues merges values as Values does, for a release installed or upgraded to chart version v,
+// and moves every value that fixes an image of another version (a tag, an image, a proxy image) to
+// v (see imageValues); a value it cannot move is a blocking finding naming the release and the
+// value. It returns the values and what it moved, for the step's HelmRelease.Moved and a note
+// (MovedNote). Nothing is moved when v is zero.
+func (b *Builder) ChartValues(current map[string]any, chart, release, namespace string, v mesh.Version, set map[string]any) (map[string]any, []plan.MovedValue) {
+	values := b.Values(current, chart, release, set)
+	return values, b.pinnedValues(values, chart, release, namespace, v)
+}
+
 // UpgradeValues returns the values an upgrade of h with the planner's settings set passes, merged as
 // Upgrade merges them: the release's values (unknown, so left out, for an inferred release whose
 // upgrade reuses them), set, then the caller's values for the chart and for the release. Planners
@@ -262,11 +272,12 @@ func DeploymentReady(ns, name string) plan.Check {
 // runs (helm --reuse-values) and has no rollback, since the revision to return to is unknown.
 func (b *Builder) Upgrade(id, desc, reason string, h mesh.HelmRelease, v mesh.Version, set map[string]any, r plan.Risk, checks ...plan.Check) plan.Step {
 	var values map[string]any
+	var moved []plan.MovedValue
 	reuse := h.Inferred
 	if reuse {
-		values = b.Values(nil, h.Chart, h.Name, set)
+		values, moved = b.ChartValues(nil, h.Chart, h.Name, h.Namespace, v, set)
 	} else {
-		values = b.Values(h.Values, h.Chart, h.Name, set)
+		values, moved = b.ChartValues(h.Values, h.Chart, h.Name, h.Namespace, v, set)
 	}
 	next := h
 	next.ChartVersion, next.AppVersion = v.String(), v.String()
@@ -277,8 +288,14 @@ func (b *Builder) Upgrade(id, desc, reason string, h mesh.HelmRelease, v mesh.Ve
 	st := plan.Step{
 		ID: id, Description: desc, Reason: reason, Risk: r,
 		HelmUpgrade: &plan.HelmRelease{Release: h.Name, Namespace: h.Namespace, Chart: b.Chart(h.Chart, v),
-			Values: values, ReuseValues: reuse, PreviousRevision: h.Revision, FromVersion: h.ChartVersion},
+			Values: values, ReuseValues: reuse, PreviousRevision: h.Revision, FromVersion: h.ChartVersion, Moved: moved},
 		Postconditions: append([]plan.Check{ReleaseCheck(h, v)}, checks...),
+	}
+	if note := MovedNote(moved, v); note != "" {
+		st.Notes = append(st.Notes, note)
+	}
+	if reuse && len(imageValues[h.Chart]) > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("--reuse-values keeps whatever image values the release has (tag, global.tag, image, ...); if they name another version than %s, the new chart runs those images: check with helm get values %s -n %s", v, h.Name, h.Namespace))
 	}
 	if h.Revision > 0 {
 		st.Rollback = &plan.Step{ID: id + "/undo", Description: fmt.Sprintf("roll %s back to Helm revision %d (%s)", h.Name, h.Revision, h.ChartVersion), Risk: r,

@@ -2,7 +2,9 @@ package steps
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
@@ -79,7 +81,8 @@ func (b *Builder) DrainOrder(s *mesh.Snapshot, ix *Index, nodes []mesh.Node, amb
 	return out
 }
 
-// mayHold lists what may hold a node's drain, by name, and adds the findings of what blocks it.
+// mayHold lists what may hold a node's drain, by name, and adds the findings of what blocks it: one
+// finding per PodDisruptionBudget allowing no disruption, however many nodes it holds (blockedBy).
 func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, blocked bool) {
 	for _, w := range ix.byNode[node] {
 		if w.Kind == "DaemonSet" {
@@ -92,9 +95,7 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 			if bud.DisruptionsAllowed == 0 {
 				blocked = true
 				hold = append(hold, fmt.Sprintf("%s: allows 0 disruptions and covers %s", bud.Ref(), w.Ref()))
-				b.Finding(plan.Finding{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: bud.Ref(), Component: "node/" + node,
-					Message: fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s", bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, node, w.Ref()),
-					Remedy:  "scale the workload up or relax the budget before the drain, or waive and let the drain time out and report"})
+				b.blockedBy(bud, node, w.Ref())
 			}
 		}
 		switch {
@@ -119,30 +120,142 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 	return hold, stateful, blocked
 }
 
-// expect lists the workloads whose pods a drain of the node evicts: how many (a workload's pods
-// spread evenly over its nodes), their grace period, the budget covering them.
+// expect is what a drain of the node evicts, for the time model: its pods (a workload's pods spread
+// evenly over its nodes), the longest grace period of those no budget covers, and the pods each
+// budget covers. A grace period of the API server's default (30s, also when a pod sets none) is left
+// out (0), which keeps the plan of a thousand nodes short.
 func (ix *Index) expect(node string) *plan.DrainExpect {
 	e := &plan.DrainExpect{}
 	for _, w := range ix.byNode[node] {
 		if w.Kind == "DaemonSet" {
 			continue
 		}
-		ew := plan.ExpectedWorkload{Workload: w.Kind + "/" + w.Namespace + "/" + w.Name, Pods: 1, GraceSeconds: w.TerminationGracePeriodSeconds}
+		pods := 1
 		if n := len(w.Nodes); n > 0 && w.Pods > n {
-			ew.Pods = (w.Pods + n - 1) / n
+			pods = (w.Pods + n - 1) / n
 		}
-		for _, bud := range ix.budgets[w.Namespace] {
-			if bud.Selector.Matches(w.Labels) {
-				ew.Budget, ew.Allowed = bud.Namespace+"/"+bud.Name, bud.DisruptionsAllowed
-				break
-			}
+		grace := w.TerminationGracePeriodSeconds
+		if grace == 30 { // k8s.io/api@v0.37.2 core/v1 types.go DefaultTerminationGracePeriodSeconds
+			grace = 0
 		}
-		e.Workloads = append(e.Workloads, ew)
+		e.Pods += pods
+		bud, ok := ix.budgetOf(w)
+		if !ok {
+			e.GraceSeconds = longerGrace(e.GraceSeconds, grace)
+			continue
+		}
+		e.Budgets = addExpected(e.Budgets, plan.ExpectedBudget{Budget: bud.Namespace + "/" + bud.Name, Allowed: bud.DisruptionsAllowed,
+			Pods: pods, GraceSeconds: grace, Stateful: w.Kind == "StatefulSet"})
 	}
-	if len(e.Workloads) == 0 {
+	if e.Pods == 0 {
 		return nil
 	}
 	return e
+}
+
+// budgetOf is the budget covering the workload's pods, if any.
+func (ix *Index) budgetOf(w *mesh.Workload) (mesh.PodDisruptionBudget, bool) {
+	for _, bud := range ix.budgets[w.Namespace] {
+		if bud.Selector.Matches(w.Labels) {
+			return bud, true
+		}
+	}
+	return mesh.PodDisruptionBudget{}, false
+}
+
+// longerGrace is the longer of two grace periods in seconds, 0 standing for the default (30).
+func longerGrace(a, b int64) int64 {
+	eff := func(g int64) int64 {
+		if g == 0 {
+			return 30
+		}
+		return g
+	}
+	if l := max(eff(a), eff(b)); l != 30 {
+		return l
+	}
+	return 0
+}
+
+// addExpected adds a budget's pods, merging them with those of the same budget.
+func addExpected(bs []plan.ExpectedBudget, b plan.ExpectedBudget) []plan.ExpectedBudget {
+	for i := range bs {
+		if bs[i].Budget == b.Budget {
+			bs[i].Pods += b.Pods
+			bs[i].GraceSeconds = longerGrace(bs[i].GraceSeconds, b.GraceSeconds)
+			bs[i].Stateful = bs[i].Stateful || b.Stateful
+			return bs
+		}
+	}
+	return append(bs, b)
+}
+
+// blockedBy records that a budget allowing no disruption holds the drain of node (where it covers
+// w): the plan's one PDB_BLOCKS_DRAIN finding of that budget gets the node in Related and in its
+// message, so a budget spread over many nodes is one finding, as it is one cause.
+func (b *Builder) blockedBy(bud mesh.PodDisruptionBudget, node string, w mesh.ObjectRef) {
+	f := b.budgetFinding(bud)
+	nodeRef := mesh.ObjectRef{Kind: "Node", Name: node}
+	if slices.Contains(f.Related, nodeRef) {
+		return
+	}
+	f.Related = append(f.Related, nodeRef)
+	sort.Slice(f.Related, func(i, j int) bool { return f.Related[i].Name < f.Related[j].Name })
+	covers := strings.Split(f.Details["covers"], ",")
+	if !slices.Contains(covers, w.String()) {
+		covers = append(covers, w.String())
+	}
+	covers = slices.DeleteFunc(covers, func(s string) bool { return s == "" })
+	sort.Strings(covers)
+	var nodes []string
+	for _, r := range f.Related {
+		nodes = append(nodes, r.Name)
+	}
+	f.Details = map[string]string{"nodes": fmt.Sprint(len(nodes)), "covers": strings.Join(covers, ",")}
+	which := "node " + nodes[0]
+	if len(nodes) > 1 {
+		which = fmt.Sprintf("%d nodes (%s)", len(nodes), plan.ListSome(nodes, 8))
+	}
+	f.Message = fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s",
+		bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, which, strings.Join(covers, ", "))
+}
+
+// budgetFinding returns the plan's PDB_BLOCKS_DRAIN finding of the budget, adding it first.
+func (b *Builder) budgetFinding(bud mesh.PodDisruptionBudget) *plan.Finding {
+	for i := range b.p.Findings {
+		if f := &b.p.Findings[i]; f.Code == plan.CodePDBBlocksDrain && f.Object == bud.Ref() {
+			return f
+		}
+	}
+	b.Finding(plan.Finding{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: bud.Ref(),
+		Remedy: "scale the workload up or relax the budget before the drain, or waive and let the drain time out and report"})
+	return &b.p.Findings[len(b.p.Findings)-1]
+}
+
+// LocalStorageLoss names, sorted, the pods whose emptyDir data draining the nodes loses, as "Kind
+// namespace/name on node": every pod but DaemonSet ones (a drain leaves them), and but those of Jobs
+// when keepJobs (the drain waits for them instead of evicting them).
+func LocalStorageLoss(ix *Index, nodes []mesh.Node, keepJobs bool) []string {
+	var out []string
+	for _, n := range nodes {
+		for _, w := range ix.On(n.Name) {
+			if !w.LocalStorage || w.Kind == "DaemonSet" || (keepJobs && (w.Kind == "Job" || w.Kind == "CronJob")) {
+				continue
+			}
+			out = append(out, w.Ref().String()+" on "+n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LocalStorageApproval is the approval step, put before the first drain that loses emptyDir data,
+// that names every pod of the plan whose data is lost (LocalStorageLoss of all its drains).
+func LocalStorageApproval(id string, lost []string) plan.Step {
+	return plan.Step{ID: id, Risk: plan.RiskNone,
+		Description: fmt.Sprintf("approve losing the emptyDir data of the %d pod(s) the plan's drains evict", len(lost)),
+		Reason:      "a drain deletes emptyDir volumes with their pods (kubectl drain --delete-emptydir-data); the data is not moved",
+		Approval:    &plan.Approval{Message: "these pods lose their emptyDir data when their node is drained: " + strings.Join(lost, ", ")}}
 }
 
 // DrainStep is the step that drains d.Node through the Eviction API, bounded by timeout seconds, with

@@ -86,7 +86,11 @@ func run(ctx context.Context) error {
 		healthy := execute.AllProbes(execute.MeshProbe(observeMesh, ambient.Gates()), func(_ context.Context, scope string) (bool, string, error) {
 			return ask("is " + scope + " healthy? (check your dashboards)"), "the operator said no", nil
 		}) // the mesh's own signals first, then the operator's
-		return execute.New(c, execute.Options{Gates: ambient.Gates(), Snapshot: observeMesh, Observer: progress, Probes: map[string]execute.Probe{migrate.DefaultProbe: healthy}})
+		approve := func(_ context.Context, st plan.Step) (bool, error) {
+			return ask("approve: " + st.Approval.Message + "?"), nil
+		}
+		return execute.New(c, execute.Options{Gates: ambient.Gates(), Snapshot: observeMesh, Observer: progress, Approve: approve,
+			Probes: map[string]execute.Probe{migrate.DefaultProbe: healthy}})
 	}
 	if *rollbackTo != "" {
 		b, err := os.ReadFile(*planFile)

@@ -42,8 +42,8 @@ func TestFromDirReportsAndPlansWithoutApplying(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Runnable() || len(p.Steps) != 17 {
-		t.Fatalf("plan: runnable %v, %d steps; want a runnable plan of 17 steps", p.Runnable(), len(p.Steps))
+	if !p.Runnable() || len(p.Steps) != 18 {
+		t.Fatalf("plan: runnable %v, %d steps; want a runnable plan of 18 steps (the deny window's approval included)", p.Runnable(), len(p.Steps))
 	}
 	if _, ok := p.Step("migrate/checkout/delete/destinationrule/web"); !ok {
 		t.Error("the DestinationRule named with --delete is not deleted")

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient"
@@ -73,7 +72,7 @@ type World struct {
 	// OnChart, when set, is called after the world played a chart change.
 	OnChart func(ctx context.Context, op string, rel execute.Release)
 
-	t testing.TB
+	t Reporter
 	// api serves the requests of Client one at a time.
 	api sync.Mutex
 	mu  sync.Mutex
@@ -100,9 +99,34 @@ type World struct {
 	requests map[plan.Permission]bool
 }
 
-// NewWorld returns a world holding objs. Helm releases stored in the objects' Helm storage Secrets
-// become FakeHelm's releases.
-func NewWorld(t testing.TB, objs ...client.Object) *World {
+// Reporter is where a World reports what goes wrong in it: a *testing.T (or any testing.TB) in tests,
+// PanicReporter in examples and programs.
+type Reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// PanicReporter is a Reporter for code that has no *testing.T (Example functions, programs): it
+// panics with the message.
+type PanicReporter struct{}
+
+// Helper does nothing.
+func (PanicReporter) Helper() {}
+
+// Errorf panics with the message.
+func (PanicReporter) Errorf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// Fatal panics with the message.
+func (PanicReporter) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+// Fatalf panics with the message.
+func (PanicReporter) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// NewWorld returns a world holding objs, reporting to t (a *testing.T, or PanicReporter outside
+// tests). Helm releases stored in the objects' Helm storage Secrets become FakeHelm's releases.
+func NewWorld(t Reporter, objs ...client.Object) *World {
 	t.Helper()
 	w := &World{t: t, Clock: NewFakeClock(Start), calls: map[string]int{}, bookkeeping: map[string]int{}, effects: map[string]int{},
 		refuse: map[string]int{}, gen: map[string]int{}}

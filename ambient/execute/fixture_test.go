@@ -255,7 +255,10 @@ func addWaveSteps(add func(plan.Step), before string, nodes []string, batch int)
 			if st.HealthGate != nil {
 				return
 			}
-			st.Wave, st.DependsOn = unit, []string{prev}
+			st.Wave, st.DependsOn = unit, nil
+			if prev != "" {
+				st.DependsOn = []string{prev}
+			}
 			add(st)
 			prev = st.ID
 		}, n, batch)

@@ -137,7 +137,7 @@ func (e *Executor) actUnit(ctx context.Context, r *run, st *plan.Step, rec *Step
 		if out.progress != "" && out.progress != rec.Message {
 			rec.Message = out.progress
 			ev := e.stepEvent(r, st, EventStepProgress, out.progress)
-			ev.Done, ev.Of, ev.Node = out.done, out.of, r.node
+			ev.Done, ev.Of = out.done, out.of // Node stays empty: "node n/N drained" progress names it
 			e.emit(ev)
 		}
 		return false, nil

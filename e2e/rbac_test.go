@@ -29,10 +29,12 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -163,6 +165,35 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 	h.Logf("rbac: ServiceAccount %s/%s bound to %d rules for %d permissions (%s) in %s", rbacNamespace, rbacAccount, len(lp.rules), lp.perms.Len(), path,
 		time.Since(t0).Round(100*time.Millisecond))
 	return lp
+}
+
+// cannotEscalate proves the derived account cannot rewrite its own grants or any role the plan does
+// not install: patching its own ClusterRole and ClusterRoleBinding, and the cluster's built-in
+// roles, is refused by the API server's RBAC authorizer (dry-run, so a wrong grant changes nothing).
+// Grants of roles and bindings are by resourceNames (plan/rbac), so only the charts' names match.
+func cannotEscalate(ctx context.Context, t *testing.T, lp *leastPrivilege) {
+	t.Helper()
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"ambientkit.io/escalation-probe":"true"}}}`))
+	for _, obj := range []client.Object{
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: rbacName}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: rbacName}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "admin"}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"}},
+	} {
+		kind := fmt.Sprintf("%T", obj)
+		err := lp.client.Patch(ctx, obj, patch, client.DryRunAll)
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("the derived account patched %s %s (dry run): %v; want Forbidden: it could grant itself more", kind, obj.GetName(), err)
+		}
+	}
+	// Creating a binding to cluster-admin needs bind on that name, which nothing grants.
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "ambientkit-escalation-probe"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: rbacNamespace, Name: rbacAccount}}}
+	if err := lp.client.Create(ctx, crb, client.DryRunAll); !apierrors.IsForbidden(err) {
+		t.Errorf("the derived account bound itself to cluster-admin (dry run): %v; want Forbidden", err)
+	}
 }
 
 // executor is an executor as the ServiceAccount, with the options the apply processes use.

@@ -253,6 +253,7 @@ func TestUpgrade(t *testing.T) {
 			// The apply processes run as a ServiceAccount bound to exactly what the plan derives.
 			u.rbac = grantDerivedRBAC(ctx, t, p, snap)
 			chartObjectsAreGranted(t, u.rbac, p)
+			cannotEscalate(ctx, t, u.rbac)
 			return ctx
 		}).
 		Assess("without any one derived rule the preflight names what it granted and nothing changes", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

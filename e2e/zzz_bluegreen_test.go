@@ -194,6 +194,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			if bg.rbac = grantDerivedRBAC(ctx, t, again, snap); len(bg.rbac.created) > 0 {
 				t.Fatalf("the RBAC of the second plan creates %v again", bg.rbac.created)
 			}
+			cannotEscalate(ctx, t, bg.rbac)
 			p = again
 			bg.save(t, p, "bluegreen.plan.yaml")
 			for _, s := range p.Steps {

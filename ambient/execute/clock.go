@@ -3,10 +3,15 @@ package execute
 import (
 	"context"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // Clock is the executor's only source of time: timestamps in the journal and the lease, timeouts,
-// backoff and poll intervals all go through it, so tests run without sleeping.
+// backoff and poll intervals all go through it, so tests run without sleeping. Every
+// k8s.io/utils/clock.Clock is one (clock.RealClock, the default; clock/testing.FakeClock, which a
+// test steps by hand); executetest.FakeClock instead moves forward by exactly what is waited for, so
+// a single-goroutine test of retries and timeouts needs no second goroutine to step it.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
@@ -14,14 +19,7 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// RealClock is the wall clock.
-type RealClock struct{}
-
-// Now returns the wall clock's time.
-func (RealClock) Now() time.Time { return time.Now() }
-
-// After returns a channel that receives the time after d (time.After).
-func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+var _ Clock = clock.RealClock{}
 
 // sleep waits d on the clock, or until ctx is done.
 func sleep(ctx context.Context, c Clock, d time.Duration) error {

@@ -59,4 +59,20 @@
 // KubernetesEvents is an Observer that records them as Kubernetes Events on the plan's journal
 // ConfigMap, so `kubectl get events` shows what a run did; Observers composes observers.
 // The real Helm adapter lives in package helmsdk, so a consumer that only plans never compiles Helm.
+//
+// What comes from the Kubernetes libraries, and what does not: the wall clock is
+// k8s.io/utils/clock.RealClock (any clock.Clock satisfies Clock), retries back off with
+// k8s.io/apimachinery/pkg/util/wait.Backoff, evictions and server-side apply go through
+// controller-runtime's client. Three are the package's own, for a reason each:
+//   - KubernetesEvents, not k8s.io/client-go/tools/events: that recorder needs a typed clientset
+//     (EventsV1Interface) and a broadcaster goroutine that retries writes with sleeps of its own;
+//     the executor is given one controller-runtime client, records synchronously within a time bound
+//     on the injected Clock, and must never slow a drain. Series keep client-go's shape (count,
+//     lastObservedTime) so kubectl shows them the same.
+//   - The run Lease, not client-go's leaderelection LeaseLock: that is leader election (a background
+//     renew loop, a typed CoordinationV1 client, a LeaderElectionRecord); a run takes its Lease once,
+//     names its plan on it, renews it between steps on the injected Clock, and a stale holder is
+//     taken over only after its lease duration, which the crash tests drive on a fake clock.
+//   - executetest.FakeClock, beside k8s.io/utils/clock/testing.FakeClock (which also works): it
+//     moves forward by what is waited for, so tests of timeouts need no goroutine to step it.
 package execute

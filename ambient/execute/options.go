@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -66,7 +67,7 @@ type Options struct {
 	// LeaseDuration is how long the Lease stays valid without renewal; 0 means 2 minutes. The run
 	// renews it at every step boundary and every poll once a third of it has passed.
 	LeaseDuration time.Duration
-	// Clock is the source of time; nil means the wall clock.
+	// Clock is the source of time; nil means the wall clock (k8s.io/utils/clock.RealClock).
 	Clock Clock
 	// Observer receives typed events, synchronously; nil means none.
 	Observer func(Event)
@@ -138,7 +139,7 @@ func (o *Options) defaults(c client.Client) error {
 		return fmt.Errorf("execute: Options.LeaseDuration %s is too short; use at least 3s", o.LeaseDuration)
 	}
 	if o.Clock == nil {
-		o.Clock = RealClock{}
+		o.Clock = clock.RealClock{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -45,7 +47,7 @@ func transient(err error) bool {
 // retry runs fn until it succeeds, fails with an error that is not transient, the context ends, or
 // Options.MaxAttempts attempts were made; it waits between attempts on the Clock, doubling the wait.
 func (e *Executor) retry(ctx context.Context, what string, fn func(context.Context) error) error {
-	delay := e.opts.RetryBackoff
+	b := e.backoff()
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
 		if err == nil || !transient(err) || ctx.Err() != nil {
@@ -54,13 +56,19 @@ func (e *Executor) retry(ctx context.Context, what string, fn func(context.Conte
 		if attempt >= e.opts.MaxAttempts {
 			return fmt.Errorf("%s: gave up after %d attempts: %w", what, attempt, err)
 		}
+		delay := b.Step()
 		e.log.Debug("transient error, retrying", "call", what, "attempt", attempt, "wait", delay, "error", err)
 		e.emit(Event{Type: EventRetry, Message: fmt.Sprintf("%s: attempt %d failed, retrying in %s", what, attempt, delay), Err: err})
 		if err := sleep(ctx, e.clock, delay); err != nil {
 			return err
 		}
-		delay = min(delay*2, maxRetryBackoff)
 	}
+}
+
+// backoff is the wait between attempts: Options.RetryBackoff, doubled each time up to 30 seconds,
+// without jitter (runs on a fake clock are deterministic).
+func (e *Executor) backoff() *wait.Backoff {
+	return &wait.Backoff{Duration: e.opts.RetryBackoff, Factor: 2, Cap: maxRetryBackoff, Steps: math.MaxInt32}
 }
 
 // applyConfig turns a typed object into an apply configuration, without the zero-valued fields a

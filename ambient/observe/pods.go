@@ -163,53 +163,63 @@ func (b *builder) addPod(p *corev1.Pod) {
 	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return
 	}
-	ready := podReady(p)
 	ztunnel := p.Labels[labelApp] == "ztunnel" || anyImageNamed(p.Spec, "ztunnel")
-
-	if ds := daemonSetOwner(p); ds != "" && isNodeAgentPod(p, ds) {
-		np := mesh.NodePod{Node: p.Spec.NodeName, Pod: p.Name, Ready: ready, Terminating: p.DeletionTimestamp != nil}
-		c := pickContainer(p.Spec.Containers, "", "ztunnel")
-		if !ztunnel {
-			c = pickContainer(p.Spec.Containers, containerInstallCNI, "install-cni")
-		}
-		if c != nil {
-			np.Version = versionOf(c.Image)
-		}
-		key := p.Namespace + "/" + ds
-		b.nodePods[key] = append(b.nodePods[key], np)
-	}
-
+	b.addNodeAgentPod(p, ztunnel)
 	sidecar, sidecarRev := sidecarOf(p, ztunnel)
-	redirection := p.Annotations[mesh.AnnotationRedirection]
-	captured := redirection == "enabled" || redirection == "pending"
-	podMode := p.Labels[mesh.LabelDataplaneMode]
+	b.addWorkloadPod(p, ztunnel, sidecar, sidecarRev)
+	b.addNamespacePod(p, sidecar, sidecarRev)
+}
 
-	// Workload.
+// addNodeAgentPod records a ztunnel or istio-cni pod of a DaemonSet on its node.
+func (b *builder) addNodeAgentPod(p *corev1.Pod, ztunnel bool) {
+	ds := daemonSetOwner(p)
+	if ds == "" || !isNodeAgentPod(p, ds) {
+		return
+	}
+	np := mesh.NodePod{Node: p.Spec.NodeName, Pod: p.Name, Ready: podReady(p), Terminating: p.DeletionTimestamp != nil}
+	c := pickContainer(p.Spec.Containers, "", "ztunnel")
+	if !ztunnel {
+		c = pickContainer(p.Spec.Containers, containerInstallCNI, "install-cni")
+	}
+	if c != nil {
+		np.Version = versionOf(c.Image)
+	}
+	key := p.Namespace + "/" + ds
+	b.nodePods[key] = append(b.nodePods[key], np)
+}
+
+// workloadOf returns the aggregate of the pod's owner, keeping only the labels all its pods share.
+func (b *builder) workloadOf(p *corev1.Pod) *workloadAgg {
 	key := podOwner(p)
 	w := b.workloads[key]
 	if w == nil {
-		w = &workloadAgg{nodes: map[string]bool{}}
+		w = &workloadAgg{nodes: map[string]bool{}, revLabel: p.Labels[labelRev], labels: map[string]string{}}
 		b.workloads[key] = w
-		w.revLabel = p.Labels[labelRev]
-		w.labels = map[string]string{}
 		for k, v := range p.Labels {
 			w.labels[k] = v
 		}
 		for _, k := range podHashLabels {
 			delete(w.labels, k)
 		}
-	} else {
-		for k, v := range w.labels {
-			if p.Labels[k] != v {
-				delete(w.labels, k)
-			}
-		}
-		if w.revLabel != p.Labels[labelRev] {
-			w.revMixed = true
+		return w
+	}
+	for k, v := range w.labels {
+		if p.Labels[k] != v {
+			delete(w.labels, k)
 		}
 	}
+	if w.revLabel != p.Labels[labelRev] {
+		w.revMixed = true
+	}
+	return w
+}
+
+// addWorkloadPod counts the pod in its owner's aggregate: dataplane, proxy versions, nodes, storage.
+func (b *builder) addWorkloadPod(p *corev1.Pod, ztunnel, sidecar bool, sidecarRev string) {
+	redirection := p.Annotations[mesh.AnnotationRedirection]
+	w := b.workloadOf(p)
 	w.pods++
-	if ready {
+	if podReady(p) {
 		w.ready++
 	}
 	switch {
@@ -238,7 +248,7 @@ func (b *builder) addPod(p *corev1.Pod) {
 		}
 		w.redirection[redirection]++
 	}
-	if podMode == "none" {
+	if p.Labels[mesh.LabelDataplaneMode] == "none" {
 		w.optedOut++
 	}
 	if p.Spec.HostNetwork {
@@ -253,8 +263,13 @@ func (b *builder) addPod(p *corev1.Pod) {
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g > w.grace {
 		w.grace = *g
 	}
+}
 
-	// Namespace summary.
+// addNamespacePod counts the pod in its namespace's summary.
+func (b *builder) addNamespacePod(p *corev1.Pod, sidecar bool, sidecarRev string) {
+	redirection := p.Annotations[mesh.AnnotationRedirection]
+	captured := redirection == "enabled" || redirection == "pending"
+	podMode := p.Labels[mesh.LabelDataplaneMode]
 	n := b.podNS[p.Namespace]
 	if n == nil {
 		n = &namespaceAgg{}
@@ -272,14 +287,15 @@ func (b *builder) addPod(p *corev1.Pod) {
 	case redirection == "pending":
 		n.pending++
 	}
-	if !sidecar && !captured {
-		n.plain++
-		if !p.Spec.HostNetwork && podMode != "none" {
-			if podMode == "ambient" {
-				n.missingByPod++
-			} else {
-				n.missingIfNSAmb++
-			}
+	if sidecar || captured {
+		return
+	}
+	n.plain++
+	if !p.Spec.HostNetwork && podMode != "none" {
+		if podMode == "ambient" {
+			n.missingByPod++
+		} else {
+			n.missingIfNSAmb++
 		}
 	}
 }

@@ -354,6 +354,17 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
+// The columns of a measured tool.
+func wallOf(m *measured) []float64 { return m.wall }
+func rssOf(m *measured) []float64  { return m.rss }
+func reqsOf(m *measured) []float64 { return m.requests }
+func cpuOf(m *measured) []float64  { return m.cpu }
+
+// med is the median of one column of one tool at one size.
+func med(sd *sizeData, tool string, f func(*measured) []float64) float64 {
+	return statOf(f(sd.tools[tool])).med
+}
+
 func reportCmd(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	dir := fs.String("dir", "", "the bench's run folder (one folder per size inside, named by its node count)")
@@ -375,31 +386,54 @@ func reportCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	sizes, err := readSizes(*dir, *sizesFlag, *rounds, runs, counts)
+	if err != nil {
+		return err
+	}
+	var w strings.Builder
+	if *title != "" {
+		fmt.Fprintf(&w, "## %s\n\n", *title)
+	}
+	writeSummary(&w, sizes, *rounds)
+	for _, sd := range sizes {
+		writeSize(&w, sd, counts)
+	}
+	if extra := counts[runKey{}]; extra != nil {
+		fmt.Fprintf(&w, "\n(%d requests of the measured readers fell outside every window: %s.)\n", extra.Total, topN(extra.ByResource, 10))
+	}
+	out := w.String()
+	fmt.Print(out)
+	return os.WriteFile(filepath.Join(*dir, "report.md"), []byte(out), 0o644)
+}
+
+// readSizes reads what each size's rounds left in its folder: the setup, ours' and the floors'
+// results, each tool's /usr/bin/time output, and the requests the audit log counted for it.
+func readSizes(dir, sizesFlag string, rounds int, runs []window, counts map[runKey]*auditCount) ([]*sizeData, error) {
 	var sizes []*sizeData
-	for _, f := range strings.Fields(*sizesFlag) {
+	for _, f := range strings.Fields(sizesFlag) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return fmt.Errorf("-sizes: %q is not a node count", f)
+			return nil, fmt.Errorf("-sizes: %q is not a node count", f)
 		}
-		sd := &sizeData{nodes: n, dir: filepath.Join(*dir, f), tools: map[string]*measured{}}
+		sd := &sizeData{nodes: n, dir: filepath.Join(dir, f), tools: map[string]*measured{}}
 		_ = readJSON(filepath.Join(sd.dir, "setup.json"), &sd.setup)
-		for i := 1; i <= *rounds; i++ {
+		for i := 1; i <= rounds; i++ {
 			var o observerResult
 			if err := readJSON(filepath.Join(sd.dir, fmt.Sprintf("ours-%d.json", i)), &o); err != nil {
-				return err
+				return nil, err
 			}
 			sd.ours = append(sd.ours, o)
 			for _, f := range []string{"floor", "requests"} {
 				var fl floorResult
 				if err := readJSON(filepath.Join(sd.dir, fmt.Sprintf("%s-%d.json", f, i)), &fl); err != nil {
-					return err
+					return nil, err
 				}
 				sd.floors = append(sd.floors, fl)
 			}
 			for _, t := range tools {
 				tv, err := readTimeV(filepath.Join(sd.dir, fmt.Sprintf("%s-%d.time", t.name, i)))
 				if err != nil {
-					return err
+					return nil, err
 				}
 				m := sd.tools[t.name]
 				if m == nil {
@@ -424,23 +458,16 @@ func reportCmd(args []string) error {
 		}
 		sizes = append(sizes, sd)
 	}
+	return sizes, nil
+}
 
-	var w strings.Builder
-	p := func(format string, a ...any) { fmt.Fprintf(&w, format, a...) }
-	if *title != "" {
-		p("## %s\n\n", *title)
-	}
-	med := func(sd *sizeData, tool string, f func(*measured) []float64) float64 {
-		return statOf(f(sd.tools[tool])).med
-	}
-	wall := func(m *measured) []float64 { return m.wall }
-	rss := func(m *measured) []float64 { return m.rss }
-	reqs := func(m *measured) []float64 { return m.requests }
-	cpu := func(m *measured) []float64 { return m.cpu }
-
+// writeSummary writes the growth table, the ratios against the goals and the growth line.
+func writeSummary(w *strings.Builder, sizes []*sizeData, rounds int) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	wall, rss, reqs, cpu := wallOf, rssOf, reqsOf, cpuOf
 	p("Growth, one cluster grown between sizes; median of %d rounds, each tool a separate process, one after the other. "+
 		"ours = observe.Live + ComputeCompatibility + PlanUpgrade; floor = paged LISTs of the kinds ours reads, same selectors and page size, "+
-		"bodies read and not decoded, one kind after the other; ours' requests undecoded = exactly the requests ours made (watch-lists too), read the same way.\n\n", *rounds)
+		"bodies read and not decoded, one kind after the other; ours' requests undecoded = exactly the requests ours made (watch-lists too), read the same way.\n\n", rounds)
 	curve := tools[:4]
 	p("| nodes | pods | wall s: ours | precheck | analyze | floor | peak RSS MiB: ours | precheck | analyze | floor | API requests: ours | precheck | analyze | floor |\n")
 	p("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -505,99 +532,97 @@ func reportCmd(args []string) error {
 		p("%s.\n", strings.Join(parts, "; "))
 	}
 
-	for _, sd := range sizes {
-		p("\n### %s nodes\n\n", thousands(sd.nodes))
-		st := sd.setup
-		p("Cluster: %d kwok nodes, %d namespaces %v, %d Deployments, %d application pods (%d pods in all, %d Running; %d with a sidecar, %d enrolled in ambient), %d policies, %d waypoints.\n\n",
-			st.Nodes, st.Namespaces, st.NamespaceClass, st.Deployments, st.AppPods, st.PodsInCluster, st.PodsRunning,
-			st.SidecarPods, st.AmbientEnrolled, st.Policies, st.Waypoints)
-		p("| | ours | istioctl x precheck | istioctl analyze -A | LIST floor | ours' requests undecoded |\n|---|---|---|---|---|---|\n")
-		row := func(name, format string, f func(*measured) []float64) {
-			p("| %s |", name)
-			for _, t := range tools {
-				p(" %s |", statOf(f(sd.tools[t.name])).String(format))
-			}
-			p("\n")
-		}
-		row("wall time, whole process (s)", "%.2f", wall)
-		row("CPU time, user+sys (s)", "%.2f", cpu)
-		row("peak RSS (MiB, /usr/bin/time -v)", "%.1f", rss)
-		row("API requests (audit log)", "%.0f", reqs)
-		row("other processes on the machine meanwhile (cores)", "%.2f", func(m *measured) []float64 { return m.others })
-		p("| exit status |")
+}
+
+// writeSize writes one size's section: its cluster, each tool's measures, messages and requests.
+func writeSize(w *strings.Builder, sd *sizeData, counts map[runKey]*auditCount) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	wall, rss, reqs, cpu := wallOf, rssOf, reqsOf, cpuOf
+	p("\n### %s nodes\n\n", thousands(sd.nodes))
+	st := sd.setup
+	p("Cluster: %d kwok nodes, %d namespaces %v, %d Deployments, %d application pods (%d pods in all, %d Running; %d with a sidecar, %d enrolled in ambient), %d policies, %d waypoints.\n\n",
+		st.Nodes, st.Namespaces, st.NamespaceClass, st.Deployments, st.AppPods, st.PodsInCluster, st.PodsRunning,
+		st.SidecarPods, st.AmbientEnrolled, st.Policies, st.Waypoints)
+	p("| | ours | istioctl x precheck | istioctl analyze -A | LIST floor | ours' requests undecoded |\n|---|---|---|---|---|---|\n")
+	row := func(name, format string, f func(*measured) []float64) {
+		p("| %s |", name)
 		for _, t := range tools {
-			p(" %s |", strings.Join(sd.tools[t.name].exits, ", "))
+			p(" %s |", statOf(f(sd.tools[t.name])).String(format))
 		}
 		p("\n")
-		o1, f1 := sd.ours[0], sd.floors[0]
-		var observe []float64
-		for _, o := range sd.ours {
-			observe = append(observe, o.Phases["observe"])
-		}
-		phases := make([]string, 0, len(o1.Phases))
-		for k := range o1.Phases {
-			phases = append(phases, k)
-		}
-		sort.Strings(phases)
-		var ph []string
-		for _, k := range phases {
-			ph = append(ph, fmt.Sprintf("%s %.3fs", k, o1.Phases[k]))
-		}
-		p("\nours inside the process (round 1): %s; observe over the rounds %s s; %d requests client-side (Observation.Requests %d). "+
-			"Floor: %d LISTs, %d requests, %.1f MiB of bodies.\n",
-			strings.Join(ph, ", "), statOf(observe).String("%.2f"), o1.HTTPRequests, o1.Requests, f1.Lists, f1.Requests, float64(f1.Bytes)/(1<<20))
-		p("\n- ours: snapshot of %d nodes, %d namespaces, %d workloads, %d pods (%d sidecar, %d ambient), %d revisions, %d tags, %d policies, %d Helm releases; "+
-			"ComputeCompatibility: %d component verdicts, %d node verdicts, %d findings %v; PlanUpgrade: %d steps, %d pre/post checks, %d findings %v (%d steps held back).\n",
-			o1.Snapshot.Nodes, o1.Snapshot.Namespaces, o1.Snapshot.Workloads, o1.Snapshot.Pods, o1.Snapshot.SidecarPods, o1.Snapshot.AmbientPods,
-			o1.Snapshot.Revisions, o1.Snapshot.Tags, o1.Snapshot.Policies, o1.Snapshot.HelmReleases,
-			o1.Compatibility.Components, o1.Compatibility.Nodes, o1.Compatibility.Findings, o1.Compatibility.Codes,
-			o1.Plan.Steps, o1.Plan.Checks, o1.Plan.Findings, o1.Plan.Codes, o1.Plan.BlockedSteps)
-		for i, o := range sd.ours {
-			if o.Error != "" {
-				p("  ERROR in round %d: %s\n", i+1, o.Error)
-			}
-		}
-		for i, f := range sd.floors {
-			if f.Error != "" {
-				p("  floor ERROR in round %d (%s): %s\n", i/2+1, []string{"LIST floor", "ours' requests"}[i%2], f.Error)
-			}
-		}
-		for _, t := range []struct{ name, what string }{
-			{"precheck", "Kubernetes version, create permissions (SelfSubjectAccessReviews), Gateway API CRDs, the upgrade analyzer over namespaces, Services, pods, Deployments"},
-			{"analyze", "every analyzer over every namespace"},
-		} {
-			lv, codes, err := istioctlMessages(filepath.Join(sd.dir, t.name+"-1.out"))
-			if err != nil {
-				p("- %s: could not read its messages: %v\n", t.name, err)
-				continue
-			}
-			p("- istioctl %s (%s): %d messages %v (codes %v).\n", t.name, t.what, sum(lv), lv, codes)
-		}
-		p("\nRequests by kind (audit log, round 1):\n\n")
-		for _, t := range tools {
-			c := counts[runKey{t.name, sd.nodes, 1}]
-			if c == nil {
-				c = &auditCount{}
-			}
-			p("- %s: %s\n", t.title, topN(c.ByResource, 40))
-			for _, sub := range []string{"exec", "portforward", "proxy", "log", "attach"} {
-				if c.Subresource[sub] > 0 {
-					p("  - pod subresource %q ×%d\n", sub, c.Subresource[sub])
-				}
-			}
-		}
-		var stt []string
-		for _, t := range st.Timings {
-			stt = append(stt, fmt.Sprintf("%s %.1fs", t.Name, t.Seconds))
-		}
-		p("\nSetup of this size: %s. Fake istiod: %d webhook calls, %d failed, %d off the loopback.\n", strings.Join(stt, ", "), st.WebhookCalls, st.WebhookFailures, st.NonLoopback)
 	}
-	if extra := counts[runKey{}]; extra != nil {
-		p("\n(%d requests of the measured readers fell outside every window: %s.)\n", extra.Total, topN(extra.ByResource, 10))
+	row("wall time, whole process (s)", "%.2f", wall)
+	row("CPU time, user+sys (s)", "%.2f", cpu)
+	row("peak RSS (MiB, /usr/bin/time -v)", "%.1f", rss)
+	row("API requests (audit log)", "%.0f", reqs)
+	row("other processes on the machine meanwhile (cores)", "%.2f", func(m *measured) []float64 { return m.others })
+	p("| exit status |")
+	for _, t := range tools {
+		p(" %s |", strings.Join(sd.tools[t.name].exits, ", "))
 	}
-	out := w.String()
-	fmt.Print(out)
-	return os.WriteFile(filepath.Join(*dir, "report.md"), []byte(out), 0o644)
+	p("\n")
+	o1, f1 := sd.ours[0], sd.floors[0]
+	var observe []float64
+	for _, o := range sd.ours {
+		observe = append(observe, o.Phases["observe"])
+	}
+	phases := make([]string, 0, len(o1.Phases))
+	for k := range o1.Phases {
+		phases = append(phases, k)
+	}
+	sort.Strings(phases)
+	var ph []string
+	for _, k := range phases {
+		ph = append(ph, fmt.Sprintf("%s %.3fs", k, o1.Phases[k]))
+	}
+	p("\nours inside the process (round 1): %s; observe over the rounds %s s; %d requests client-side (Observation.Requests %d). "+
+		"Floor: %d LISTs, %d requests, %.1f MiB of bodies.\n",
+		strings.Join(ph, ", "), statOf(observe).String("%.2f"), o1.HTTPRequests, o1.Requests, f1.Lists, f1.Requests, float64(f1.Bytes)/(1<<20))
+	p("\n- ours: snapshot of %d nodes, %d namespaces, %d workloads, %d pods (%d sidecar, %d ambient), %d revisions, %d tags, %d policies, %d Helm releases; "+
+		"ComputeCompatibility: %d component verdicts, %d node verdicts, %d findings %v; PlanUpgrade: %d steps, %d pre/post checks, %d findings %v (%d steps held back).\n",
+		o1.Snapshot.Nodes, o1.Snapshot.Namespaces, o1.Snapshot.Workloads, o1.Snapshot.Pods, o1.Snapshot.SidecarPods, o1.Snapshot.AmbientPods,
+		o1.Snapshot.Revisions, o1.Snapshot.Tags, o1.Snapshot.Policies, o1.Snapshot.HelmReleases,
+		o1.Compatibility.Components, o1.Compatibility.Nodes, o1.Compatibility.Findings, o1.Compatibility.Codes,
+		o1.Plan.Steps, o1.Plan.Checks, o1.Plan.Findings, o1.Plan.Codes, o1.Plan.BlockedSteps)
+	for i, o := range sd.ours {
+		if o.Error != "" {
+			p("  ERROR in round %d: %s\n", i+1, o.Error)
+		}
+	}
+	for i, f := range sd.floors {
+		if f.Error != "" {
+			p("  floor ERROR in round %d (%s): %s\n", i/2+1, []string{"LIST floor", "ours' requests"}[i%2], f.Error)
+		}
+	}
+	for _, t := range []struct{ name, what string }{
+		{"precheck", "Kubernetes version, create permissions (SelfSubjectAccessReviews), Gateway API CRDs, the upgrade analyzer over namespaces, Services, pods, Deployments"},
+		{"analyze", "every analyzer over every namespace"},
+	} {
+		lv, codes, err := istioctlMessages(filepath.Join(sd.dir, t.name+"-1.out"))
+		if err != nil {
+			p("- %s: could not read its messages: %v\n", t.name, err)
+			continue
+		}
+		p("- istioctl %s (%s): %d messages %v (codes %v).\n", t.name, t.what, sum(lv), lv, codes)
+	}
+	p("\nRequests by kind (audit log, round 1):\n\n")
+	for _, t := range tools {
+		c := counts[runKey{t.name, sd.nodes, 1}]
+		if c == nil {
+			c = &auditCount{}
+		}
+		p("- %s: %s\n", t.title, topN(c.ByResource, 40))
+		for _, sub := range []string{"exec", "portforward", "proxy", "log", "attach"} {
+			if c.Subresource[sub] > 0 {
+				p("  - pod subresource %q ×%d\n", sub, c.Subresource[sub])
+			}
+		}
+	}
+	var stt []string
+	for _, t := range st.Timings {
+		stt = append(stt, fmt.Sprintf("%s %.1fs", t.Name, t.Seconds))
+	}
+	p("\nSetup of this size: %s. Fake istiod: %d webhook calls, %d failed, %d off the loopback.\n", strings.Join(stt, ", "), st.WebhookCalls, st.WebhookFailures, st.NonLoopback)
 }
 
 // thousands writes n with thousands separators: 22002 → "22,002".

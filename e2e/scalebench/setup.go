@@ -442,13 +442,9 @@ func nsName(i int) string { return fmt.Sprintf("%s%04d", nsPrefix, i) }
 // has is left alone.
 func (s *setup) createWorkloads(ctx context.Context) error {
 	s.res.NamespaceClass = map[string]int{}
-	existingNS, err := s.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+	hadNS, err := s.createNamespaces(ctx)
 	if err != nil {
 		return err
-	}
-	hadNS := map[string]bool{}
-	for _, n := range existingNS.Items {
-		hadNS[n.Name] = true
 	}
 	existingDeps, err := s.cs.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
 	if err != nil {
@@ -457,6 +453,23 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 	hadDep := map[string]bool{}
 	for _, d := range existingDeps.Items {
 		hadDep[d.Namespace+"/"+d.Name] = true
+	}
+	deps, waveTotal := s.deploymentSpecs(hadDep)
+	if err := s.createDeploymentWaves(ctx, deps, waveTotal); err != nil {
+		return err
+	}
+	return s.createPolicies(ctx, hadNS)
+}
+
+// createNamespaces creates the namespaces an earlier run did not, and returns those it had.
+func (s *setup) createNamespaces(ctx context.Context) (map[string]bool, error) {
+	existingNS, err := s.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labelBench + "=true"})
+	if err != nil {
+		return nil, err
+	}
+	hadNS := map[string]bool{}
+	for _, n := range existingNS.Items {
+		hadNS[n.Name] = true
 	}
 	// Namespaces first (sidecar namespaces' pods need their labels at admission).
 	var newNS []int
@@ -479,7 +492,7 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 		})
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := 0; i < s.namespaces; i++ {
 		s.res.NamespaceClass[classOf(i).name]++
@@ -487,6 +500,12 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 	s.res.Namespaces = s.namespaces
 	s.logf("namespaces: %d %v (%d new)", s.namespaces, s.res.NamespaceClass, len(newNS))
 
+	return hadNS, nil
+}
+
+// deploymentSpecs lists every Deployment of the size (and counts them all in the result), and
+// returns those an earlier run did not create with each wave's pods in all.
+func (s *setup) deploymentSpecs(hadDep map[string]bool) ([]depSpec, map[int]int) {
 	// Deployments of -replicas pods each; the first Deployment of each namespace gets a PDB.
 	var deps []depSpec
 	// waveTotal is every Deployment's pods of each wave, the earlier runs' too: a wave can span two
@@ -516,6 +535,11 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 			}
 		}
 	}
+	return deps, waveTotal
+}
+
+// createDeploymentWaves creates the new Deployments wave by wave.
+func (s *setup) createDeploymentWaves(ctx context.Context, deps []depSpec, waveTotal map[int]int) error {
 	if s.direct && len(deps) > 0 {
 		if err := s.templateHashes(ctx, deps); err != nil {
 			return err
@@ -560,6 +584,11 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 	}
 	s.logf("workloads: %d Deployments (%d pods), %d Services, %d PDBs (%d Deployments new)", s.res.Deployments, s.res.AppPods, s.res.Services, s.res.PDBs, len(deps))
 
+	return nil
+}
+
+// createPolicies applies the policies and waypoints of the new namespaces.
+func (s *setup) createPolicies(ctx context.Context, hadNS map[string]bool) error {
 	// Policies: an L4 AuthorizationPolicy per ambient namespace, a namespace-wide PeerAuthentication
 	// per sidecar namespace, a mesh-wide STRICT PeerAuthentication; a few waypoints. Only the new
 	// namespaces' (and the mesh-wide one the first time) are applied.
@@ -604,7 +633,7 @@ func (s *setup) createWorkloads(ctx context.Context) error {
 			}}, ns)
 		}
 	}
-	err = s.parallel(len(objs), func(i int) error {
+	err := s.parallel(len(objs), func(i int) error {
 		return s.create(ctx, "apply "+objs[i].GetKind()+" "+objs[i].GetNamespace()+"/"+objs[i].GetName(), func() error { return s.ap.Apply(ctx, objs[i]) })
 	})
 	if err != nil {

@@ -101,14 +101,65 @@ func run(h *harness.Harness, cycles int, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	paths, err := h.Helm.StampCharts(filepath.Join(out, "charts-"+targetVersion), targetVersion)
+	sk, closeLog, err := newSoak(h, out, cycles)
 	if err != nil {
 		return err
+	}
+	defer closeLog()
+	c := h.Client
+	if sk.before, err = capture(ctx, c); err != nil {
+		return err
+	}
+	h.Logf("soak: start state: %s", sk.before.summary())
+	for i := 1; i <= cycles; i++ {
+		stop, err := sk.cycle(ctx, i)
+		if err != nil {
+			return err
+		}
+		if stop {
+			break
+		}
+	}
+	final, err := capture(ctx, c)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("soak: end state: %s\n", final.summary())
+	if len(sk.failures) > 0 {
+		return fmt.Errorf("%d problems:\n  %s", len(sk.failures), strings.Join(sk.failures, "\n  "))
+	}
+	return nil
+}
+
+// soak is one soak run: the executor, the upgrade it plans each cycle and what it found so far.
+type soak struct {
+	h       *harness.Harness
+	c       client.Client
+	out     string
+	cycles  int
+	live    func(context.Context) (*mesh.Snapshot, error)
+	ex      *execute.Executor
+	options ambient.UpgradeOptions
+	journal *execute.ConfigMapJournal
+	before  *state
+	// ownJournals: the executor keeps each plan's journal as the record of its run (rolled back
+	// steps included): journals of the plans this soak applied are expected, any other one is a leak.
+	ownJournals map[string]bool
+	failures    []string
+	rss0        int64
+}
+
+// newSoak builds the executor (real Helm SDK, live observation, a log file in out) and the options
+// every cycle plans with.
+func newSoak(h *harness.Harness, out string, cycles int) (*soak, func(), error) {
+	paths, err := h.Helm.StampCharts(filepath.Join(out, "charts-"+targetVersion), targetVersion)
+	if err != nil {
+		return nil, nil, err
 	}
 	c := h.Client
 	dc, err := discovery.NewDiscoveryClientForConfig(h.RestConfig)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	live := func(ctx context.Context) (*mesh.Snapshot, error) {
 		return observe.Live(ctx, c, observe.Options{ServerVersion: dc})
@@ -120,13 +171,12 @@ func run(h *harness.Harness, cycles int, out string) error {
 		RegistryConfig:   filepath.Join(out, "helm", "registry.json"),
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	logf, err := os.Create(filepath.Join(out, "executor.log"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer logf.Close()
 	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
 		Helm:          helm,
 		Snapshot:      live,
@@ -138,7 +188,7 @@ func run(h *harness.Harness, cycles int, out string) error {
 		Logger:        slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	next := charts.Istio{Namespace: harness.IstioNamespace, Revision: targetRevision, Version: targetVersion, Hub: harness.IstioHub,
 		GatewayNamespace: harness.GatewayNamespace, GatewayRelease: harness.GatewayRelease}
@@ -156,134 +206,129 @@ func run(h *harness.Harness, cycles int, out string) error {
 		Today: time.Now(),
 	}
 
-	before, err := capture(ctx, c)
+	sk := &soak{h: h, c: c, out: out, cycles: cycles, live: live, ex: ex, options: options,
+		journal: &execute.ConfigMapJournal{Client: c, Namespace: harness.IstioNamespace}, ownJournals: map[string]bool{}}
+	return sk, func() { logf.Close() }, nil
+}
+
+// cycle plans, applies up to the first held step, rolls back and compares the cluster with the
+// state it started from; stop says the next cycle would start from a half-changed cluster.
+func (sk *soak) cycle(ctx context.Context, i int) (stop bool, _ error) {
+	c, live, ex, options, out, cycles, journal := sk.c, sk.live, sk.ex, sk.options, sk.out, sk.cycles, sk.journal
+	t0 := time.Now()
+	snap, err := live(ctx)
 	if err != nil {
-		return err
+		return false, fmt.Errorf("cycle %d: observe: %w", i, err)
 	}
-	h.Logf("soak: start state: %s", before.summary())
-	journal := &execute.ConfigMapJournal{Client: c, Namespace: harness.IstioNamespace}
-	var failures []string
-	// The executor keeps each plan's journal as the record of its run (rolled back steps included):
-	// journals of the plans this soak applied are expected, any other one is a leak.
-	ownJournals := map[string]bool{}
-	rss0 := int64(0)
-	for i := 1; i <= cycles; i++ {
-		t0 := time.Now()
-		snap, err := live(ctx)
-		if err != nil {
-			return fmt.Errorf("cycle %d: observe: %w", i, err)
+	p, err := ambient.PlanUpgrade(snap, options)
+	if err != nil && !errors.Is(err, ambient.ErrBlocked) {
+		return false, fmt.Errorf("cycle %d: plan: %w", i, err)
+	}
+	if p == nil || len(p.Steps) == 0 {
+		sk.blocked(i, p, err)
+		return true, nil
+	}
+	// Health gates settle 3 s instead of the planned 30–60 (the probe reads readiness).
+	for k := range p.Steps {
+		if g := p.Steps[k].HealthGate; g != nil {
+			g.SettleSeconds = 3
 		}
-		p, err := ambient.PlanUpgrade(snap, options)
-		if err != nil && !errors.Is(err, ambient.ErrBlocked) {
-			return fmt.Errorf("cycle %d: plan: %w", i, err)
+	}
+	hash, err := execute.PlanHash(p)
+	if err != nil {
+		return false, err
+	}
+	until, held := untilBeforeHeld(p)
+	note := ""
+	// A plan made from the state a rollback restored can be the very plan of the previous cycle;
+	// its journal says its steps were rolled back, and Apply refuses it (ErrRolledBack). Count it.
+	if rec, err := journal.Load(ctx, hash); err == nil && rec != nil {
+		note = " (same plan as an earlier cycle: its journal is deleted first)"
+		var cm corev1.ConfigMap
+		cm.Namespace, cm.Name = harness.IstioNamespace, journal.Name(hash)
+		if err := c.Delete(ctx, &cm); err != nil {
+			return false, fmt.Errorf("cycle %d: delete journal %s: %w", i, cm.Name, err)
 		}
-		if p == nil || len(p.Steps) == 0 {
-			// Findings block the whole upgrade: the cycles before left the cluster other than they
-			// found it, in a way the state comparison does not see. Keep the plan, say why, stop.
-			var why []string
-			if p != nil {
-				if b, err := plan.EncodeYAML(p); err == nil {
-					_ = os.WriteFile(filepath.Join(out, fmt.Sprintf("cycle-%02d.plan.yaml", i)), b, 0o644)
-				}
-				for _, f := range p.Findings {
-					if f.Severity != plan.Info {
-						why = append(why, fmt.Sprintf("%s %s: %.300s", f.Code, f.Object, f.Message))
-					}
-				}
-			}
-			fmt.Printf("soak cycle %2d/%d: the upgrade is blocked, no steps planned (%v): %s\n", i, cycles, err, strings.Join(why, "; "))
-			failures = append(failures, fmt.Sprintf("cycle %d: the upgrade is blocked after %d cycles: %v", i, i-1, err))
-			break
-		}
-		// Health gates settle 3 s instead of the planned 30–60 (the probe reads readiness).
-		for k := range p.Steps {
-			if g := p.Steps[k].HealthGate; g != nil {
-				g.SettleSeconds = 3
-			}
-		}
-		hash, err := execute.PlanHash(p)
-		if err != nil {
-			return err
-		}
-		until, held := untilBeforeHeld(p)
-		note := ""
-		// A plan made from the state a rollback restored can be the very plan of the previous cycle;
-		// its journal says its steps were rolled back, and Apply refuses it (ErrRolledBack). Count it.
-		if rec, err := journal.Load(ctx, hash); err == nil && rec != nil {
-			note = " (same plan as an earlier cycle: its journal is deleted first)"
-			var cm corev1.ConfigMap
-			cm.Namespace, cm.Name = harness.IstioNamespace, journal.Name(hash)
-			if err := c.Delete(ctx, &cm); err != nil {
-				return fmt.Errorf("cycle %d: delete journal %s: %w", i, cm.Name, err)
+	}
+	sk.ownJournals[harness.IstioNamespace+"/"+journal.Name(hash)] = true
+	if b, err := plan.EncodeYAML(p); err == nil {
+		_ = os.WriteFile(filepath.Join(out, fmt.Sprintf("cycle-%02d.plan.yaml", i)), b, 0o644)
+	}
+	t1 := time.Now()
+	res, err := ex.Apply(ctx, p, execute.ApplyOptions{Until: until})
+	applyD := time.Since(t1)
+	applied := 0
+	if res != nil {
+		for _, s := range res.Steps {
+			if s.Status == execute.StatusDone && !s.Skipped {
+				applied++
 			}
 		}
-		ownJournals[harness.IstioNamespace+"/"+journal.Name(hash)] = true
+	}
+	if err != nil {
+		sk.failures = append(sk.failures, fmt.Sprintf("cycle %d: apply: %v", i, err))
+	}
+	t2 := time.Now()
+	rb, rbErr := ex.RollbackTo(ctx, p, p.Steps[0].ID)
+	rollbackD := time.Since(t2)
+	if rbErr != nil {
+		sk.failures = append(sk.failures, fmt.Sprintf("cycle %d: rollback: %v", i, rbErr))
+	}
+	// A rollback does not wait for what it rolled back to run again (DaemonSets and Deployments
+	// rolling back to 1.30.3); the next cycle must observe a settled mesh, as an operator would.
+	t3 := time.Now()
+	if err := settle(ctx, c, 3*time.Minute); err != nil {
+		sk.failures = append(sk.failures, fmt.Sprintf("cycle %d: after the rollback: %v", i, err))
+	}
+	settleD := time.Since(t3)
+	after, err := capture(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	leaks := sk.before.diff(after, sk.ownJournals)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := vmRSS()
+	if i == 1 {
+		sk.rss0 = rss
+	}
+	leakText := "no leaks"
+	if len(leaks) > 0 {
+		leakText = "LEAKS: " + strings.Join(leaks, "; ")
+		sk.failures = append(sk.failures, fmt.Sprintf("cycle %d: %s", i, leakText))
+	}
+	fmt.Printf("soak cycle %2d/%d: plan %d steps (%s), applied %d steps up to %s in %s%s, rolled back %d in %s, settled in %s; %s (%d journals, of %d plans); RSS %.1f MiB (%+.1f since cycle 1), Go heap %.1f MiB, goroutines %d; cycle %s\n",
+		i, cycles, len(p.Steps), hash[7:19], applied, until, applyD.Round(100*time.Millisecond), note, len(rb), rollbackD.Round(100*time.Millisecond), settleD.Round(100*time.Millisecond),
+		leakText, len(after.journals), len(sk.ownJournals), float64(rss)/1024, float64(rss-sk.rss0)/1024, float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine(), time.Since(t0).Round(100*time.Millisecond))
+	if held != "" && i == 1 {
+		fmt.Printf("soak: each cycle stops before %s\n", held)
+	}
+	if err != nil || rbErr != nil {
+		return true, nil // the next cycle would start from a cluster this one left half-changed
+	}
+	return false, nil
+}
+
+// blocked records a cycle whose upgrade is blocked: findings block the whole upgrade, so the cycles
+// before left the cluster other than they found it, in a way the state comparison does not see.
+// It keeps the plan and says why.
+func (sk *soak) blocked(i int, p *plan.Plan, err error) {
+	// Findings block the whole upgrade: the cycles before left the cluster other than they
+	// found it, in a way the state comparison does not see. Keep the plan, say why, stop.
+	var why []string
+	if p != nil {
 		if b, err := plan.EncodeYAML(p); err == nil {
-			_ = os.WriteFile(filepath.Join(out, fmt.Sprintf("cycle-%02d.plan.yaml", i)), b, 0o644)
+			_ = os.WriteFile(filepath.Join(sk.out, fmt.Sprintf("cycle-%02d.plan.yaml", i)), b, 0o644)
 		}
-		t1 := time.Now()
-		res, err := ex.Apply(ctx, p, execute.ApplyOptions{Until: until})
-		applyD := time.Since(t1)
-		applied := 0
-		if res != nil {
-			for _, s := range res.Steps {
-				if s.Status == execute.StatusDone && !s.Skipped {
-					applied++
-				}
+		for _, f := range p.Findings {
+			if f.Severity != plan.Info {
+				why = append(why, fmt.Sprintf("%s %s: %.300s", f.Code, f.Object, f.Message))
 			}
 		}
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("cycle %d: apply: %v", i, err))
-		}
-		t2 := time.Now()
-		rb, rbErr := ex.RollbackTo(ctx, p, p.Steps[0].ID)
-		rollbackD := time.Since(t2)
-		if rbErr != nil {
-			failures = append(failures, fmt.Sprintf("cycle %d: rollback: %v", i, rbErr))
-		}
-		// A rollback does not wait for what it rolled back to run again (DaemonSets and Deployments
-		// rolling back to 1.30.3); the next cycle must observe a settled mesh, as an operator would.
-		t3 := time.Now()
-		if err := settle(ctx, c, 3*time.Minute); err != nil {
-			failures = append(failures, fmt.Sprintf("cycle %d: after the rollback: %v", i, err))
-		}
-		settleD := time.Since(t3)
-		after, err := capture(ctx, c)
-		if err != nil {
-			return err
-		}
-		leaks := before.diff(after, ownJournals)
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		rss := vmRSS()
-		if i == 1 {
-			rss0 = rss
-		}
-		leakText := "no leaks"
-		if len(leaks) > 0 {
-			leakText = "LEAKS: " + strings.Join(leaks, "; ")
-			failures = append(failures, fmt.Sprintf("cycle %d: %s", i, leakText))
-		}
-		fmt.Printf("soak cycle %2d/%d: plan %d steps (%s), applied %d steps up to %s in %s%s, rolled back %d in %s, settled in %s; %s (%d journals, of %d plans); RSS %.1f MiB (%+.1f since cycle 1), Go heap %.1f MiB, goroutines %d; cycle %s\n",
-			i, cycles, len(p.Steps), hash[7:19], applied, until, applyD.Round(100*time.Millisecond), note, len(rb), rollbackD.Round(100*time.Millisecond), settleD.Round(100*time.Millisecond),
-			leakText, len(after.journals), len(ownJournals), float64(rss)/1024, float64(rss-rss0)/1024, float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine(), time.Since(t0).Round(100*time.Millisecond))
-		if held != "" && i == 1 {
-			fmt.Printf("soak: each cycle stops before %s\n", held)
-		}
-		if err != nil || rbErr != nil {
-			break // the next cycle would start from a cluster this one left half-changed
-		}
 	}
-	final, err := capture(ctx, c)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("soak: end state: %s\n", final.summary())
-	if len(failures) > 0 {
-		return fmt.Errorf("%d problems:\n  %s", len(failures), strings.Join(failures, "\n  "))
-	}
-	return nil
+	fmt.Printf("soak cycle %2d/%d: the upgrade is blocked, no steps planned (%v): %s\n", i, sk.cycles, err, strings.Join(why, "; "))
+	sk.failures = append(sk.failures, fmt.Sprintf("cycle %d: the upgrade is blocked after %d cycles: %v", i, i-1, err))
 }
 
 // settle waits until every DaemonSet and Deployment in Istio's and the gateway's namespaces has

@@ -517,6 +517,7 @@ func (w *World) AddNode(ctx context.Context, n *corev1.Node) error {
 			w.syncDS(ctx, ds.Namespace, ds.Name)
 		}
 	}
+	w.schedulePending(ctx)
 	return nil
 }
 
@@ -569,6 +570,7 @@ func (w *World) nodesChanged(ctx context.Context) {
 	for i := range dss.Items {
 		w.reconcileDS(ctx, dss.Items[i].Namespace, dss.Items[i].Name)
 	}
+	w.schedulePending(ctx)
 }
 
 // FinishJobs plays the Jobs with pods on the node finishing: their running pods succeed (and stop

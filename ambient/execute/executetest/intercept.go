@@ -59,6 +59,9 @@ func (w *World) funcs() interceptor.Funcs {
 			if !book {
 				w.effect("create " + ref(k, obj.GetNamespace(), obj.GetName()))
 			}
+			if k == "Deployment" {
+				w.reconcileDeployment(ctx, obj.GetNamespace(), obj.GetName())
+			}
 			return w.wrote()
 		},
 		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
@@ -122,6 +125,9 @@ func (w *World) funcs() interceptor.Funcs {
 			}
 			if !book {
 				w.effect("apply " + ref(u.GetKind(), u.GetNamespace(), u.GetName()))
+			}
+			if u.GetKind() == "Deployment" {
+				w.reconcileDeployment(ctx, u.GetNamespace(), u.GetName())
 			}
 			w.afterWrite(ctx, u.GetKind(), u.GetNamespace(), u.GetName())
 			return w.wrote()

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -182,27 +183,10 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, lv levers) (*Result, 
 	if err != nil {
 		return res, err
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	rc, cnt, err := restConfig(kubeconfig, lv)
 	if err != nil {
 		return res, err
 	}
-	// Protobuf for built-in kinds (controller-runtime sends JSON for unstructured custom resources
-	// whatever this says). QPS as istioctl sets it, so neither side is throttled differently.
-	switch lv.contentType {
-	case "protobuf":
-		rc.ContentType = "application/vnd.kubernetes.protobuf"
-		rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	case "json":
-		rc.ContentType = "application/json"
-		rc.AcceptContentTypes = "application/json"
-	default:
-		return res, fmt.Errorf("-content-type %q: want protobuf or json", lv.contentType)
-	}
-	rc.QPS, rc.Burst = 50, 100
-	rc.DisableCompression = !lv.compression
-	rc.UserAgent = UserAgent
-	cnt := &counter{byRoute: map[string]int{}}
-	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { cnt.next = rt; return cnt }
 	defer func() {
 		cnt.mu.Lock()
 		res.HTTPRequests = cnt.n
@@ -240,21 +224,7 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, lv levers) (*Result, 
 	if err != nil {
 		return res, err
 	}
-	res.Compatibility = CompatCounts{Components: len(compat.Components), Nodes: len(compat.Nodes), Findings: len(compat.Findings),
-		BySeverity: map[string]int{}, Codes: map[string]int{}, OK: compat.OK()}
-	waived := map[plan.Code]bool{}
-	for _, f := range compat.Findings {
-		res.Compatibility.BySeverity[string(f.Severity)]++
-		res.Compatibility.Codes[string(f.Code)]++
-		if waiveAll && f.Severity == plan.Waivable {
-			waived[f.Code] = true
-		}
-	}
-	for _, w := range strings.Split(waive, ",") {
-		if w = strings.TrimSpace(w); w != "" {
-			waived[plan.Code(w)] = true
-		}
-	}
+	waived := countCompatibility(res, compat, waive, waiveAll)
 	opts := ambient.UpgradeOptions{Target: target, Today: today}
 	for c := range waived {
 		opts.Waive = append(opts.Waive, c)
@@ -284,32 +254,86 @@ func run(kubeconfig, targetS, waive string, waiveAll bool, lv levers) (*Result, 
 			phase("plan-again-with-waivers", t)
 		}
 	}
-	if p != nil {
-		res.Plan.Steps = len(p.Steps)
-		res.Plan.Findings = len(p.Findings)
-		res.Plan.Codes = map[string]int{}
-		for _, f := range p.Findings {
-			res.Plan.Codes[string(f.Code)]++
-		}
-		for _, st := range p.Steps {
-			res.Plan.Checks += len(st.Preconditions) + len(st.Postconditions)
-			if st.Blocked != "" {
-				if res.Plan.BlockedSteps == 0 {
-					res.Plan.FirstBlocked = st.ID + ": " + st.Blocked
-					if len(res.Plan.FirstBlocked) > 160 {
-						res.Plan.FirstBlocked = res.Plan.FirstBlocked[:160] + " …"
-					}
-				}
-				res.Plan.BlockedSteps++
-			}
-		}
-		res.Plan.Runnable = p.Runnable()
-	}
+	countPlan(res, p)
 	if errors.Is(err, ambient.ErrBlocked) {
 		res.Plan.Blocked = err.Error()
 		return res, nil
 	}
 	return res, err
+}
+
+// countCompatibility records the report's verdicts and findings in the result, and returns the
+// codes the run waives: those of -waive, and every waivable one with -waive-all.
+func countCompatibility(res *Result, compat *ambient.Compatibility, waive string, waiveAll bool) map[plan.Code]bool {
+	res.Compatibility = CompatCounts{Components: len(compat.Components), Nodes: len(compat.Nodes), Findings: len(compat.Findings),
+		BySeverity: map[string]int{}, Codes: map[string]int{}, OK: compat.OK()}
+	waived := map[plan.Code]bool{}
+	for _, f := range compat.Findings {
+		res.Compatibility.BySeverity[string(f.Severity)]++
+		res.Compatibility.Codes[string(f.Code)]++
+		if waiveAll && f.Severity == plan.Waivable {
+			waived[f.Code] = true
+		}
+	}
+	for _, w := range strings.Split(waive, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			waived[plan.Code(w)] = true
+		}
+	}
+	return waived
+}
+
+// countPlan records the plan's steps, checks, findings and held steps in the result.
+func countPlan(res *Result, p *plan.Plan) {
+	if p == nil {
+		return
+	}
+	res.Plan.Steps = len(p.Steps)
+	res.Plan.Findings = len(p.Findings)
+	res.Plan.Codes = map[string]int{}
+	for _, f := range p.Findings {
+		res.Plan.Codes[string(f.Code)]++
+	}
+	for _, st := range p.Steps {
+		res.Plan.Checks += len(st.Preconditions) + len(st.Postconditions)
+		if st.Blocked != "" {
+			if res.Plan.BlockedSteps == 0 {
+				res.Plan.FirstBlocked = st.ID + ": " + st.Blocked
+				if len(res.Plan.FirstBlocked) > 160 {
+					res.Plan.FirstBlocked = res.Plan.FirstBlocked[:160] + " …"
+				}
+			}
+			res.Plan.BlockedSteps++
+		}
+	}
+	res.Plan.Runnable = p.Runnable()
+}
+
+// restConfig is the client configuration of one measured run: content type and compression as
+// the levers say, istioctl's QPS, the bench's user agent, and a transport that counts requests.
+func restConfig(kubeconfig string, lv levers) (*rest.Config, *counter, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Protobuf for built-in kinds (controller-runtime sends JSON for unstructured custom resources
+	// whatever this says). QPS as istioctl sets it, so neither side is throttled differently.
+	switch lv.contentType {
+	case "protobuf":
+		rc.ContentType = "application/vnd.kubernetes.protobuf"
+		rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	case "json":
+		rc.ContentType = "application/json"
+		rc.AcceptContentTypes = "application/json"
+	default:
+		return nil, nil, fmt.Errorf("-content-type %q: want protobuf or json", lv.contentType)
+	}
+	rc.QPS, rc.Burst = 50, 100
+	rc.DisableCompression = !lv.compression
+	rc.UserAgent = UserAgent
+	cnt := &counter{byRoute: map[string]int{}}
+	rc.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { cnt.next = rt; return cnt }
+	return rc, cnt, nil
 }
 
 func countSnapshot(s *mesh.Snapshot) SnapshotCounts {

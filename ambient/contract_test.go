@@ -40,7 +40,7 @@ var theFive = []primitive{
 	}},
 	{"MigrateNamespace", false, func(s *mesh.Snapshot) (*plan.Plan, error) {
 		// orders: payments' L7 ALLOW policy has no Service a waypoint could serve, so no plan can keep it.
-		return migrate.MigrateNamespace(s, "orders", migrate.MigrateOptions{BackupFile: "/var/backups/orders.json", Today: today,
+		return migrate.MigrateNamespace(s, "orders", migrate.Options{BackupFile: "/var/backups/orders.json", Today: today,
 			Waypoint: &migrate.WaypointRef{Name: "waypoint"}, CreateWaypoint: true})
 	}},
 }

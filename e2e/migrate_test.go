@@ -290,7 +290,7 @@ func migrationPlan(ctx context.Context, t *testing.T, r *migrateRun, run string)
 	ap.Kind, vs.Kind, dr.Kind = "AuthorizationPolicy", "VirtualService", "DestinationRule"
 	nd := ns("no-delete")
 	nd.Kind = "AuthorizationPolicy"
-	p, err := migrate.MigrateNamespace(liveSnapshot(ctx, t), migrateNS, migrate.MigrateOptions{
+	p, err := migrate.MigrateNamespace(liveSnapshot(ctx, t), migrateNS, migrate.Options{
 		Waypoint: &migrate.WaypointRef{Name: "waypoint"}, CreateWaypoint: true,
 		Apply:      []mesh.ObjectRef{ap, nd, vs},
 		Delete:     []mesh.ObjectRef{dr},

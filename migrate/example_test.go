@@ -31,7 +31,7 @@ func ExampleMigrateNamespace() {
 		for _, pr := range r.Proposals {
 			apply = append(apply, pr.For)
 		}
-		p, err := migrate.MigrateNamespace(s, ns, migrate.MigrateOptions{
+		p, err := migrate.MigrateNamespace(s, ns, migrate.Options{
 			Waypoint: waypoint, CreateWaypoint: true, Apply: apply,
 			BackupFile: "/var/backups/ambientkit/" + ns + ".json",
 		})

@@ -18,16 +18,16 @@ import (
 // no steps), so callers can still render why. It is plan.ErrBlocked, which every primitive wraps.
 var ErrBlocked = plan.ErrBlocked
 
-// Defaults of MigrateOptions fields left zero.
+// Defaults of Options fields left zero.
 const (
 	DefaultProbe                  = "mesh-health"
 	DefaultSettleSeconds          = 60
 	DefaultWaypointTimeoutSeconds = 300
 )
 
-// MigrateOptions configure MigrateNamespace. BackupFile is required; every other zero value is a
+// Options configure MigrateNamespace. BackupFile is required; every other zero value is a
 // safe default: no waypoint is created, no proposal is applied, nothing is deleted.
-type MigrateOptions struct {
+type Options struct {
 	// Waypoint is the waypoint the namespace (or WaypointServices) will use when it names none:
 	// proposals attach to it, and the plan labels istio.io/use-waypoint with it. Its Namespace must
 	// be empty or the migrated namespace. Nil: only a waypoint the namespace already names counts.
@@ -98,7 +98,7 @@ type MigrateOptions struct {
 //
 // Plan one namespace at a time, each from a snapshot taken after the previous one was applied (the
 // fingerprint covers every namespace's labels); Order says in which order.
-func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (*plan.Plan, error) {
+func MigrateNamespace(s *mesh.Snapshot, namespace string, opts Options) (*plan.Plan, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: the snapshot is nil; observe the cluster first (observe.Live or observe.Dir)", ErrInvalidInput)
 	}
@@ -164,7 +164,7 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts MigrateOptions) (
 	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "namespace " + namespace})
 }
 
-func (o MigrateOptions) validate(ns string) error {
+func (o Options) validate(ns string) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", plan.ErrInvalidOptions, fmt.Sprintf(format, a...))
 	}
@@ -172,29 +172,29 @@ func (o MigrateOptions) validate(ns string) error {
 	case ns == "":
 		return fmt.Errorf("%w: no namespace given; name the namespace to migrate", ErrInvalidInput)
 	case o.BackupFile == "":
-		return bad("MigrateOptions.BackupFile is empty; name the file the backup of the namespace's Istio and Gateway API objects is written to before anything is deleted")
+		return bad("Options.BackupFile is empty; name the file the backup of the namespace's Istio and Gateway API objects is written to before anything is deleted")
 	case !filepath.IsAbs(o.BackupFile):
-		return bad("MigrateOptions.BackupFile %q is not an absolute path; the executor may run in another directory than the planner", o.BackupFile)
+		return bad("Options.BackupFile %q is not an absolute path; the executor may run in another directory than the planner", o.BackupFile)
 	case o.Waypoint != nil && o.Waypoint.Name == "":
-		return bad("MigrateOptions.Waypoint has no name; give the name of the waypoint Gateway")
+		return bad("Options.Waypoint has no name; give the name of the waypoint Gateway")
 	case o.Waypoint != nil && o.Waypoint.Namespace != "" && o.Waypoint.Namespace != ns:
-		return bad("MigrateOptions.Waypoint is in namespace %s; a waypoint of another namespace (istio.io/use-waypoint-namespace) is not planned yet: use one in %s", o.Waypoint.Namespace, ns)
+		return bad("Options.Waypoint is in namespace %s; a waypoint of another namespace (istio.io/use-waypoint-namespace) is not planned yet: use one in %s", o.Waypoint.Namespace, ns)
 	case o.CreateWaypoint && o.Waypoint == nil:
-		return bad("MigrateOptions.CreateWaypoint is set but Waypoint is nil; name the waypoint to create")
+		return bad("Options.CreateWaypoint is set but Waypoint is nil; name the waypoint to create")
 	case o.BatchSize < 0 || o.SettleSeconds < 0 || o.WaypointTimeoutSeconds < 0:
-		return bad("MigrateOptions.BatchSize, SettleSeconds and WaypointTimeoutSeconds must not be negative")
+		return bad("Options.BatchSize, SettleSeconds and WaypointTimeoutSeconds must not be negative")
 	}
 	if o.Waypoint != nil {
 		switch o.Waypoint.For {
 		case "", trafficService, trafficWorkload, trafficAll:
 		default:
-			return bad("MigrateOptions.Waypoint.For is %q; want service, workload or all", o.Waypoint.For)
+			return bad("Options.Waypoint.For is %q; want service, workload or all", o.Waypoint.For)
 		}
 	}
 	return nil
 }
 
-func (o MigrateOptions) echo(ns string) map[string]string {
+func (o Options) echo(ns string) map[string]string {
 	out := map[string]string{"namespace": ns, "backupFile": o.BackupFile}
 	if o.Waypoint != nil {
 		out["waypoint"] = o.Waypoint.Name
@@ -233,7 +233,7 @@ func (o MigrateOptions) echo(ns string) map[string]string {
 type migration struct {
 	s      *mesh.Snapshot
 	ns     string
-	opts   MigrateOptions
+	opts   Options
 	report *Report
 	p      *plan.Plan
 	// waypoint is the waypoint the namespace will use (nil: none); create says the plan creates it;
@@ -296,7 +296,7 @@ func (m *migration) pickWaypoint(ns *mesh.Namespace) error {
 		m.waypoint = &WaypointRef{Namespace: m.ns, Name: cur}
 	case w == nil:
 		if len(m.opts.WaypointServices) > 0 {
-			return fmt.Errorf("%w: WaypointServices are given but no waypoint: set MigrateOptions.Waypoint", plan.ErrInvalidOptions)
+			return fmt.Errorf("%w: WaypointServices are given but no waypoint: set Options.Waypoint", plan.ErrInvalidOptions)
 		}
 		return nil
 	case labelled && cur != w.Name:
@@ -354,7 +354,7 @@ func (m *migration) choose() error {
 	for _, ref := range m.opts.Apply {
 		pr, ok := byFor[ref]
 		if !ok {
-			return fmt.Errorf("%w: MigrateOptions.Apply names %s, for which the readiness report has no proposal (proposals for: %s)",
+			return fmt.Errorf("%w: Options.Apply names %s, for which the readiness report has no proposal (proposals for: %s)",
 				plan.ErrInvalidOptions, ref, orNone(available))
 		}
 		if seen[ref] {
@@ -381,7 +381,7 @@ func (m *migration) choose() error {
 		del[pr.For] = deletion{policy: policyByRef(m.s, pr.For), by: pr}
 	}
 	for k := range keep {
-		return fmt.Errorf("%w: MigrateOptions.Keep names %s, which the plan would not delete anyway", plan.ErrInvalidOptions, k)
+		return fmt.Errorf("%w: Options.Keep names %s, which the plan would not delete anyway", plan.ErrInvalidOptions, k)
 	}
 	for _, ref := range m.opts.Delete {
 		if _, dup := del[ref]; dup {
@@ -389,18 +389,18 @@ func (m *migration) choose() error {
 		}
 		p := policyByRef(m.s, ref)
 		if ref.Namespace != m.ns || !m.inSnapshot(ref) {
-			return fmt.Errorf("%w: MigrateOptions.Delete names %s, which is not an Istio policy or route of namespace %s in the snapshot", plan.ErrInvalidOptions, ref, m.ns)
+			return fmt.Errorf("%w: Options.Delete names %s, which is not an Istio policy or route of namespace %s in the snapshot", plan.ErrInvalidOptions, ref, m.ns)
 		}
 		if v, ok := verdicts[ref]; ok {
 			switch v.Class {
 			case Unknown:
-				return fmt.Errorf("%w: MigrateOptions.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
+				return fmt.Errorf("%w: Options.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
 			case KeepsWorking, Unaffected, BlocksMigration:
-				return fmt.Errorf("%w: MigrateOptions.Delete names %s, which ztunnel enforces as written (%s); deleting it would change what the namespace allows, keep it", plan.ErrInvalidOptions, ref, v.Class)
+				return fmt.Errorf("%w: Options.Delete names %s, which ztunnel enforces as written (%s); deleting it would change what the namespace allows, keep it", plan.ErrInvalidOptions, ref, v.Class)
 			}
 		}
 		if v, ok := routes[ref]; ok && v.Error != "" {
-			return fmt.Errorf("%w: MigrateOptions.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
+			return fmt.Errorf("%w: Options.Delete names %s, whose spec does not decode (%s); a plan never deletes what it cannot read", plan.ErrInvalidOptions, ref, v.Error)
 		}
 		del[ref] = deletion{policy: p}
 	}
@@ -467,9 +467,9 @@ func (m *migration) outageFindings() {
 		if f.Severity == plan.Blocking || !outage[f.Object] || (f.Code != plan.CodeAuthzBecomesDenyAll && f.Code != plan.CodeAuthzLosesL7Rules) {
 			continue
 		}
-		why := "the plan does not copy it onto the waypoint (MigrateOptions.Apply)"
+		why := "the plan does not copy it onto the waypoint (Options.Apply)"
 		if copied[f.Object] {
-			why = "the plan copies it onto the waypoint but keeps it (MigrateOptions.Keep)"
+			why = "the plan copies it onto the waypoint but keeps it (Options.Keep)"
 		}
 		blockOutage(f, why)
 	}

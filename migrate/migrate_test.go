@@ -21,8 +21,8 @@ func ref(kind, ns, name string) mesh.ObjectRef {
 
 // checkoutOptions migrate checkout through a new waypoint, moving every L7 rule onto it and
 // deleting the DestinationRule too.
-func checkoutOptions() migrate.MigrateOptions {
-	return migrate.MigrateOptions{
+func checkoutOptions() migrate.Options {
+	return migrate.Options{
 		Waypoint: &migrate.WaypointRef{Name: "waypoint"}, CreateWaypoint: true,
 		Apply: []mesh.ObjectRef{ref("AuthorizationPolicy", "checkout", "web-get"), ref("AuthorizationPolicy", "checkout", "no-delete"),
 			ref("VirtualService", "checkout", "web")},
@@ -39,7 +39,7 @@ func migrationSnapshot(t *testing.T) *mesh.Snapshot {
 func TestMigrateNamespaceGolden(t *testing.T) {
 	tests := []struct {
 		name, namespace string
-		opts            migrate.MigrateOptions
+		opts            migrate.Options
 		wantSteps       []string
 	}{
 		{
@@ -51,7 +51,7 @@ func TestMigrateNamespaceGolden(t *testing.T) {
 		},
 		{
 			name: "billing-without-waypoint", namespace: "billing",
-			opts:      migrate.MigrateOptions{BackupFile: "/var/backups/ambientkit/billing.json", BatchSize: 2},
+			opts:      migrate.Options{BackupFile: "/var/backups/ambientkit/billing.json", BatchSize: 2},
 			wantSteps: []string{"prechecks", "dataplane-mode", "injection", "restart", "backup", "validate", "health"},
 		},
 	}
@@ -171,7 +171,7 @@ func TestBadMigrationInput(t *testing.T) {
 		name  string
 		snap  *mesh.Snapshot
 		ns    string
-		opts  func(*migrate.MigrateOptions)
+		opts  func(*migrate.Options)
 		is    error
 		codes []plan.Code
 		says  string
@@ -181,29 +181,29 @@ func TestBadMigrationInput(t *testing.T) {
 		{name: "a namespace that does not exist is blocked", ns: "nowhere", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNamespaceMissing}},
 		{name: "a policy the classifier cannot read blocks the migration and is never deleted", snap: shop, ns: "shop", is: migrate.ErrBlocked,
 			codes: []plan.Code{plan.CodeAuthzBecomesDenyAll, plan.CodeAuthzLosesL7Rules, plan.CodePolicySpecInvalid}},
-		{name: "no backup file is refused", ns: "checkout", opts: func(o *migrate.MigrateOptions) { o.BackupFile = "" }, is: plan.ErrInvalidOptions, says: "BackupFile is empty"},
-		{name: "a relative backup file is refused", ns: "checkout", opts: func(o *migrate.MigrateOptions) { o.BackupFile = "backup.json" }, is: plan.ErrInvalidOptions, says: "not an absolute path"},
+		{name: "no backup file is refused", ns: "checkout", opts: func(o *migrate.Options) { o.BackupFile = "" }, is: plan.ErrInvalidOptions, says: "BackupFile is empty"},
+		{name: "a relative backup file is refused", ns: "checkout", opts: func(o *migrate.Options) { o.BackupFile = "backup.json" }, is: plan.ErrInvalidOptions, says: "not an absolute path"},
 		{name: "a proposal the report does not make is refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				o.Apply = append(o.Apply, ref("AuthorizationPolicy", "checkout", "api-port"))
 			},
 			is: plan.ErrInvalidOptions, says: "has no proposal"},
 		{name: "deleting a policy ztunnel enforces is refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				o.Delete = append(o.Delete, ref("AuthorizationPolicy", "checkout", "api-port"))
 			},
 			is: plan.ErrInvalidOptions, says: "ztunnel enforces as written"},
 		{name: "deleting what is not in the namespace is refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				o.Delete = append(o.Delete, ref("DestinationRule", "checkout", "nope"))
 			},
 			is: plan.ErrInvalidOptions, says: "not an Istio policy or route"},
 		{name: "a waypoint to create without a name is refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) { o.Waypoint = nil }, is: plan.ErrInvalidOptions, says: "Waypoint is nil"},
+			opts: func(o *migrate.Options) { o.Waypoint = nil }, is: plan.ErrInvalidOptions, says: "Waypoint is nil"},
 		{name: "waypoint services that do not exist are refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) { o.WaypointServices = []string{"web", "cart"} }, is: plan.ErrInvalidOptions, says: "Service checkout/cart"},
+			opts: func(o *migrate.Options) { o.WaypointServices = []string{"web", "cart"} }, is: plan.ErrInvalidOptions, says: "Service checkout/cart"},
 		{name: "keeping what would not be deleted is refused", ns: "checkout",
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				o.Keep = []mesh.ObjectRef{ref("AuthorizationPolicy", "checkout", "api-port")}
 			},
 			is: plan.ErrInvalidOptions, says: "would not delete anyway"},
@@ -220,7 +220,7 @@ func TestBadMigrationInput(t *testing.T) {
 			}
 			opts := checkoutOptions()
 			if tc.ns != "checkout" {
-				opts = migrate.MigrateOptions{BackupFile: "/var/backups/x.json"}
+				opts = migrate.Options{BackupFile: "/var/backups/x.json"}
 			}
 			if tc.opts != nil {
 				tc.opts(&opts)
@@ -252,7 +252,7 @@ func TestBadMigrationInput(t *testing.T) {
 
 func TestAPartlyMigratedNamespaceResumesWithoutRelabelling(t *testing.T) {
 	s := observeFiles(t, "testdata/migrate/checkout.yaml", "testdata/migrate/edge.yaml")
-	p, err := migrate.MigrateNamespace(s, "halfway", migrate.MigrateOptions{BackupFile: "/var/backups/halfway.json"})
+	p, err := migrate.MigrateNamespace(s, "halfway", migrate.Options{BackupFile: "/var/backups/halfway.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // genMesh is one generated namespace to migrate, on the installation of testdata/base.yaml.
 type genMesh struct {
 	yaml string
-	opts migrate.MigrateOptions
+	opts migrate.Options
 	desc string
 	// applyAll: apply every proposal of the readiness report.
 	applyAll bool
@@ -98,7 +98,7 @@ status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
 		desc = append(desc, "DestinationRule")
 		fmt.Fprintf(&b, "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: app0, namespace: gen}\nspec: {host: app0, trafficPolicy: {connectionPool: {tcp: {maxConnections: 10}}}}\n---\n")
 	}
-	opts := migrate.MigrateOptions{BackupFile: "/var/backups/gen.json", BatchSize: r.IntN(4), Waive: plan.AllCodes()}
+	opts := migrate.Options{BackupFile: "/var/backups/gen.json", BatchSize: r.IntN(4), Waive: plan.AllCodes()}
 	if waypoint == "created" {
 		opts.Waypoint, opts.CreateWaypoint = &migrate.WaypointRef{Name: "wp"}, true
 	}

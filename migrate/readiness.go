@@ -162,7 +162,7 @@ func policyReadiness(s *mesh.Snapshot, wv *waypointView, r *Report, root string,
 		p := policyByRef(s, v.Policy)
 		if f, ok := policyFinding(v); ok {
 			if v.Policy.Namespace == namespace && certainOutage(v) && len(wv.forPolicy(namespace, selectorOf(p), selectorOf(p) == nil)) == 0 {
-				why := "no waypoint will serve its workloads (none is labelled, and MigrateOptions.Waypoint names none), so no translated copy can take over"
+				why := "no waypoint will serve its workloads (none is labelled, and Options.Waypoint names none), so no translated copy can take over"
 				if len(servicesOfPolicy(s, p)) == 0 {
 					why = "no Service of the snapshot selects its workloads, and a waypoint takes only the traffic of the Services it serves (unless istio.io/waypoint-for is workload or all), so no translated copy can take over"
 				}
@@ -343,7 +343,7 @@ func certainOutage(v PolicyVerdict) bool {
 func blockOutage(f *plan.Finding, why string) {
 	f.Severity, f.Waived = plan.Blocking, false
 	f.Message += fmt.Sprintf("; %s: once the namespace is ambient, ztunnel denies these requests for good, and a waiver cannot make that safe", why)
-	f.Remedy = "give the workloads a waypoint (MigrateOptions.Waypoint), apply the proposed targetRefs copy (MigrateOptions.Apply) and let the plan delete this policy right after the restart"
+	f.Remedy = "give the workloads a waypoint (Options.Waypoint), apply the proposed targetRefs copy (Options.Apply) and let the plan delete this policy right after the restart"
 }
 
 // policyFinding turns a verdict into a finding; classes that keep working give none.

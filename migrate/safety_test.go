@@ -59,7 +59,7 @@ func TestAGatewayThatReliesOnTheNamespaceRevisionKeepsItsOwner(t *testing.T) {
 	if _, ok := findingOn(r.Findings, plan.CodeMigrationGatewayOwnerChanges, mesh.ObjectRef{Kind: "Gateway", Namespace: "pay", Name: "pay-ingress"}); ok {
 		t.Error("a Gateway with its own istio.io/rev keeps its owner, but it has a finding")
 	}
-	p, err := migrate.MigrateNamespace(s, "pay", migrate.MigrateOptions{BackupFile: "/var/backups/pay.json"})
+	p, err := migrate.MigrateNamespace(s, "pay", migrate.Options{BackupFile: "/var/backups/pay.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestAGatewayThatReliesOnTheNamespaceRevisionKeepsItsOwner(t *testing.T) {
 // release's pod template, so the migration is blocked.
 func TestAGatewayChartDeploymentInjectedThroughTheNamespaceLabelBlocks(t *testing.T) {
 	s := observeFiles(t, "testdata/migrate/revisioned.yaml")
-	p, err := migrate.MigrateNamespace(s, "edge2", migrate.MigrateOptions{BackupFile: "/var/backups/edge2.json",
+	p, err := migrate.MigrateNamespace(s, "edge2", migrate.Options{BackupFile: "/var/backups/edge2.json",
 		Waive: []plan.Code{plan.CodeMigrationGatewayOwnerChanges}})
 	if !errors.Is(err, migrate.ErrBlocked) {
 		t.Fatalf("err = %v, want ErrBlocked", err)
@@ -121,7 +121,7 @@ func TestInjectorsThatInjectUnlabelledNamespacesGetInjectionDisabled(t *testing.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := observeFiles(t, tc.files...)
-			p, err := migrate.MigrateNamespace(s, "billing", migrate.MigrateOptions{BackupFile: "/var/backups/billing.json"})
+			p, err := migrate.MigrateNamespace(s, "billing", migrate.Options{BackupFile: "/var/backups/billing.json"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,27 +157,27 @@ func TestAWaiverDoesNotBuyACertainOutage(t *testing.T) {
 		name   string
 		ns     string
 		policy mesh.ObjectRef
-		opts   func(*migrate.MigrateOptions)
+		opts   func(*migrate.Options)
 		says   string
 	}{
 		{name: "no waypoint can serve workloads that no Service selects", ns: "open", policy: ref("AuthorizationPolicy", "open", "files-get"),
 			says: "no Service of the snapshot selects its workloads"},
 		{name: "a waypoint without the translated copy", ns: "checkout", policy: webGet,
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				o.Waypoint, o.CreateWaypoint = &migrate.WaypointRef{Name: "waypoint"}, true
 			},
 			says: "the plan does not copy it onto the waypoint"},
 		{name: "the copy applied but the original kept", ns: "checkout", policy: webGet,
-			opts: func(o *migrate.MigrateOptions) {
+			opts: func(o *migrate.Options) {
 				*o = checkoutOptions()
 				o.Keep = []mesh.ObjectRef{webGet}
 			},
-			says: "keeps it (MigrateOptions.Keep)"},
+			says: "keeps it (Options.Keep)"},
 	}
 	s := observeFiles(t, "testdata/migrate/checkout.yaml", "testdata/migrate/revisioned.yaml")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := migrate.MigrateOptions{BackupFile: "/var/backups/x.json"}
+			opts := migrate.Options{BackupFile: "/var/backups/x.json"}
 			if tc.opts != nil {
 				tc.opts(&opts)
 			}
@@ -219,7 +219,7 @@ func TestTheDenyWindowIsShortAndNeedsAPerson(t *testing.T) {
 		}
 	}
 	// A plan without a deny window keeps the guide's order: the backup after the restart.
-	p, err = migrate.MigrateNamespace(migrationSnapshot(t), "billing", migrate.MigrateOptions{BackupFile: "/var/backups/billing.json"})
+	p, err = migrate.MigrateNamespace(migrationSnapshot(t), "billing", migrate.Options{BackupFile: "/var/backups/billing.json"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -380,7 +380,7 @@ func (b *stepper) deleteSteps() {
 					fmt.Sprintf("istiod accepted %s on the waypoint", d.by.Ref())))
 			}
 		} else {
-			st.Reason = "the caller chose to delete it (MigrateOptions.Delete)"
+			st.Reason = "the plan was asked to delete it (backed up first)"
 			if ref.Kind == "DestinationRule" && m.waypoint != nil {
 				st.Notes = append(st.Notes, "a waypoint applies DestinationRules of the Services it serves: its traffic policy stops with it")
 			}

@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil {
 			return err
 		}
-		opts := migrate.MigrateOptions{Apply: applied, Delete: deleted, Waive: cf.Waivers(), Today: cf.Date()}
+		opts := migrate.Options{Apply: applied, Delete: deleted, Waive: cf.Waivers(), Today: cf.Date()}
 		if opts.BackupFile, err = filepath.Abs(*backup); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ import (
 const (
 	targetVersion = "1.31.4"
 	batchSize     = 3
+	// commandTimeout bounds each command of the runbook run by hand.
+	commandTimeout = 11 * time.Minute
 )
 
 // TestNodeByNodeRunbookRunsByHand plans an in-place upgrade 1.30.3 → 1.31.4 with ztunnel node by
@@ -88,9 +90,13 @@ func TestNodeByNodeRunbookRunsByHand(t *testing.T) {
 		)
 		for i, c := range cmds {
 			t0 := time.Now()
-			sh := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", c.Text)
+			// A wait's until-loop has no bound of its own: a person stops it; the test gives each
+			// command the longest timeout any step of the plan prints (drains, 600s) and a margin.
+			cctx, cancel := context.WithTimeout(ctx, commandTimeout)
+			sh := exec.CommandContext(cctx, "bash", "-e", "-o", "pipefail", "-c", c.Text)
 			sh.Env, sh.Dir = env, dir
 			out, err := sh.CombinedOutput()
+			cancel()
 			if err != nil {
 				t.Fatalf("command %d of %d (step %s, %s) exits %v after %s:\n%s\noutput:\n%s", i+1, len(cmds), c.Step, c.What, err,
 					time.Since(t0).Round(time.Millisecond), c.Text, out)

@@ -3,11 +3,8 @@
 package runbook
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,22 +15,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/charts"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
-	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 )
 
 // The upgrade the node-by-node runbook carries out: istiod in place, ztunnel node by node.
 const (
 	targetVersion = "1.31.4"
 	batchSize     = 3
-	// commandTimeout bounds each command of the runbook run by hand.
-	commandTimeout = 11 * time.Minute
 )
 
 // TestNodeByNodeRunbookRunsByHand plans an in-place upgrade 1.30.3 → 1.31.4 with ztunnel node by
@@ -48,101 +40,14 @@ const (
 // node), node schedulability and where the fixtures' pods run (pool, ready count). Health gates
 // print no command (no probe is described to the runbook), so by hand they are not run.
 func TestNodeByNodeRunbookRunsByHand(t *testing.T) {
-	bin := os.Getenv("E2E_BIN_DIR")
-	if bin == "" {
-		t.Fatal("E2E_BIN_DIR is not set: run through hack/e2e.sh, which builds kubectl and helm there")
-	}
 	ctx := context.Background()
-	var byHand, byExecutor *endState
-	var planned *plan.Plan
-
-	t.Run("the runbook run by hand", func(t *testing.T) {
-		h := newCluster(t, ctx, "rb-hand", "127.97.0.0/16")
-		p := planNodeByNode(ctx, t, h)
-		planned = p
-		var md bytes.Buffer
-		if err := plan.RenderMarkdownWith(&md, p, plan.MarkdownOptions{Full: true}); err != nil {
-			t.Fatal(err)
-		}
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(h.Cluster.RunDir(), "runbook.md"), md.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmds := Extract(md.String())
-		if len(cmds) < 6*5 {
-			t.Fatalf("extracted %d commands, want at least the 5 of each of 6 nodes", len(cmds))
-		}
-		steps := map[string]bool{}
-		for _, c := range cmds {
-			steps[c.Step] = true
-		}
-		for _, s := range p.Steps {
-			if s.Kind() == plan.KindDrain && !steps[s.ID] {
-				t.Errorf("the runbook prints no command for drain step %s", s.ID)
-			}
-		}
-		env := append(os.Environ(),
-			"KUBECONFIG="+h.Cluster.Kubeconfig(),
-			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"HELM_CACHE_HOME="+filepath.Join(dir, "helm-cache"),
-			"HELM_CONFIG_HOME="+filepath.Join(dir, "helm-config"),
-			"HELM_DATA_HOME="+filepath.Join(dir, "helm-data"),
-		)
-		for i, c := range cmds {
-			t0 := time.Now()
-			// A wait's until-loop has no bound of its own: a person stops it; the test gives each
-			// command the longest timeout any step of the plan prints (drains, 600s) and a margin.
-			cctx, cancel := context.WithTimeout(ctx, commandTimeout)
-			sh := exec.CommandContext(cctx, "bash", "-e", "-o", "pipefail", "-c", c.Text)
-			sh.Env, sh.Dir = env, dir
-			out, err := sh.CombinedOutput()
-			cancel()
-			if err != nil {
-				t.Fatalf("command %d of %d (step %s, %s) exits %v after %s:\n%s\noutput:\n%s", i+1, len(cmds), c.Step, c.What, err,
-					time.Since(t0).Round(time.Millisecond), c.Text, out)
-			}
-			h.Logf("runbook %d/%d %s %s ok in %s", i+1, len(cmds), c.Step, c.What, time.Since(t0).Round(time.Millisecond))
-		}
-		byHand = captureState(ctx, t, h)
+	byHand, byExecutor := runTwins(ctx, t, twins{
+		name: "nbn", cidrs: [2]string{"127.97.0.0/16", "127.98.0.0/16"}, nodesPerPool: 3,
+		plan: planNodeByNode,
+		// Every node goes through cordon, drain, replace, wait and uncordon, each printing a command.
+		minCommands: 6 * 5,
 	})
-	if byHand == nil {
-		return
-	}
-
-	t.Run("the executor's run", func(t *testing.T) {
-		h := newCluster(t, ctx, "rb-exec", "127.98.0.0/16")
-		p := planNodeByNode(ctx, t, h)
-		for i := range p.Steps {
-			if g := p.Steps[i].HealthGate; g != nil {
-				g.SettleSeconds = 1
-			}
-		}
-		if len(p.Steps) != len(planned.Steps) {
-			t.Errorf("the twin cluster's plan has %d steps, the first %d", len(p.Steps), len(planned.Steps))
-		}
-		live := func(ctx context.Context) (*mesh.Snapshot, error) {
-			return observe.Live(ctx, h.Client, observe.Options{ServerVersion: h.Clientset.Discovery()})
-		}
-		hd := t.TempDir()
-		helm, err := helmsdk.New(helmsdk.Options{Config: h.RestConfig,
-			RepositoryCache: hd + "/repository", RepositoryConfig: hd + "/repositories.yaml", RegistryConfig: hd + "/registry.json"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ex, err := execute.New(h.Client, execute.Options{Gates: ambient.Gates(), Helm: helm, Snapshot: live,
-			Identity: "runbook-e2e", PollInterval: time.Second,
-			Probes:  map[string]execute.Probe{"mesh-health": upgrade.MeshHealth(live)},
-			Approve: func(context.Context, plan.Step) (bool, error) { return true, nil },
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ex.Apply(ctx, p, execute.ApplyOptions{}); err != nil {
-			t.Fatalf("Apply: %v", err)
-		}
-		byExecutor = captureState(ctx, t, h)
-	})
-	if byExecutor == nil {
+	if byHand == nil || byExecutor == nil {
 		return
 	}
 	if d := cmp.Diff(byExecutor, byHand); d != "" {

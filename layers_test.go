@@ -34,7 +34,7 @@ var allowedImports = map[string][]string{
 	"ambient/steps":             {"ambient/mesh", "ambient/plan"},
 	"ambient/compat":            {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/advisories", "ambient/steps"},
 	"tags":                      {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
-	"revision":                  {"ambient/mesh", "ambient/plan", "ambient/steps", "ambient/compat", "tags"},
+	"revision":                  {"ambient/mesh", "ambient/advisories", "ambient/plan", "ambient/steps", "ambient/compat", "tags"},
 	"cni":                       {"ambient/mesh", "ambient/plan", "ambient/steps", "ambient/compat"},
 	"ztunnel":                   {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
 	"migrate":                   {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/compat"},

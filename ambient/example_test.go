@@ -75,7 +75,7 @@ func ExamplePlanUpgrade() {
 	// Output:
 	// upgrade Istio 1.30.3 → 1.31.4 runnable: false
 	// waits for: PDB_BLOCKS_DRAIN on PodDisruptionBudget data/postgres
-	// waived, runnable: true steps: 97
+	// waived, runnable: true steps: 99
 	// prechecks: re-run the compatibility gate against the live cluster
 	// base/upgrade: upgrade the Istio CRDs (release istio-base) to 1.31.4
 	// istiod/1-31-4/install: install istiod revision 1-31-4 (1.31.4) beside 1-30-3 (1.30.3)

@@ -132,7 +132,8 @@ func TestPlanUpgradeGolden(t *testing.T) {
 				want := []string{"tags/prod/move", "tags/default/move", "istiod/1-30-3/approve", "istiod/1-30-3/backup",
 					"istiod/1-30-3/tags/default/keep-webhook", "istiod/1-30-3/tags/default/keep-service",
 					"istiod/1-30-3/tags/prod/keep-webhook", "istiod/1-30-3/tags/prod/keep-service",
-					"istiod/1-30-3/release-tags", "istiod/1-30-3/remove"}
+					"istiod/1-30-3/release-tags", "istiod/1-30-3/remove",
+					"istiod/1-30-3/cleanup/lease/istio-gateway-deployment-1-30-3", "istiod/1-30-3/cleanup/lease/istio-gateway-status-leader-1-30-3"}
 				if d := cmp.Diff(want, order); d != "" {
 					t.Errorf("tag and removal steps (-want +got):\n%s", d)
 				}

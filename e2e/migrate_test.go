@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -72,6 +73,8 @@ type migrateRun struct {
 	dir    string
 	// plan is the first plan; every run re-plans from a fresh snapshot and must get the same steps.
 	plan *plan.Plan
+	// approved are the approval steps the executors asked for, in order.
+	approved []string
 }
 
 type migrateKey struct{}
@@ -160,6 +163,11 @@ func TestMigrateNamespace(t *testing.T) {
 			}
 			if !res.Done || len(res.Steps) != len(p.Steps) {
 				t.Fatalf("Apply did %d of %d steps (done %v)", len(res.Steps), len(p.Steps), res.Done)
+			}
+			for _, st := range p.Steps {
+				if st.Approval != nil && !slices.Contains(r.approved, st.ID) {
+					t.Errorf("approval step %s ran without asking (asked: %v)", st.ID, r.approved)
+				}
 			}
 			applied := time.Since(t0)
 			// Every gate of every step holds now, read again on the live cluster (BackupReadable needs
@@ -326,6 +334,13 @@ func migrationExecutor(t *testing.T, r *migrateRun, run string, observer ...func
 			}
 			return true, "", nil
 		}},
+		// The plan asks a person to accept the deny window (between the restart and the deletion of
+		// the sidecar policy ztunnel turns into deny-all); the test accepts it, as that person would,
+		// and records that it was asked.
+		Approve: func(_ context.Context, st plan.Step) (bool, error) {
+			r.approved = append(r.approved, st.ID)
+			return true, nil
+		},
 		PollInterval:  250 * time.Millisecond,
 		VerifyTimeout: 2 * time.Minute,
 		RetryBackoff:  200 * time.Millisecond,

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -324,8 +325,24 @@ func TestUpgrade(t *testing.T) {
 			if !ok || exit.Err != "" || !exit.Resumed {
 				t.Errorf("resumed run exit line %+v, want resumed and no error", exit)
 			}
+			var expires time.Time
+			if rt := lease.Spec.RenewTime; rt != nil {
+				expires = rt.Add(time.Duration(ptr.Deref(lease.Spec.LeaseDurationSeconds, 0)) * time.Second)
+			}
 			if n := second.count(upgrade.LineLocked); n == 0 {
-				t.Errorf("the second process was never locked out, but the killed run's Lease (%s) should still have been valid when it started", upgradeLease)
+				// The run took the Lease without waiting: right only if it took it after the killed
+				// run's Lease had expired (a loaded machine can start the process that late).
+				took, ok := second.first(string(execute.EventRunStarted), string(execute.EventRunResumed))
+				switch {
+				case !ok:
+					t.Errorf("the second process was never locked out and never said it started")
+				case took.Time.Before(expires):
+					t.Errorf("the second process took the Lease at %s, before the killed run's Lease (%s) expired at %s, without being locked out",
+						took.Time.Format(time.RFC3339Nano), upgradeLease, expires.Format(time.RFC3339Nano))
+				default:
+					t.Logf("the second process started after the killed run's Lease had expired (%s ≥ %s): no lockout to see",
+						took.Time.Format(time.RFC3339Nano), expires.Format(time.RFC3339Nano))
+				}
 			} else {
 				t.Logf("the second process waited on the killed run's Lease for %s (%d attempts)", second.lockedFor(), n)
 			}
@@ -674,6 +691,16 @@ func (p *applyProcess) tail(n int) string {
 		out = append(out, fmt.Sprintf("  %s %s %s %s", l.Type, l.StepID, l.Message, l.Err))
 	}
 	return strings.Join(out, "\n")
+}
+
+// first returns the process's first line of any of the types.
+func (p *applyProcess) first(types ...string) (upgrade.Line, bool) {
+	for _, l := range p.snapshot() {
+		if slices.Contains(types, l.Type) {
+			return l, true
+		}
+	}
+	return upgrade.Line{}, false
 }
 
 func (p *applyProcess) last(typ string) (upgrade.Line, bool) {

@@ -494,10 +494,32 @@ func createFleet(ctx context.Context, replicas int) error {
 	if err := kube.WaitStatefulSet(ctx, cs, bgFleet, "db", 5*time.Minute); err != nil {
 		return err
 	}
-	return wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		j, err := cs.BatchV1().Jobs(bgFleet).Get(ctx, "reindex", metav1.GetOptions{})
 		return err == nil && ptr.Deref(j.Status.Ready, 0) == 1, nil
+	}); err != nil {
+		return err
+	}
+	// A real istio-cni annotates a pod while its sandbox is made, before it runs; the fake CNI does
+	// it after the pod exists, and on a loaded machine that lags. Plan only a captured fleet.
+	var last int
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := cs.CoreV1().Pods(bgFleet).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Annotations[mesh.AnnotationRedirection] != "enabled" {
+				last++
+			}
+		}
+		return last == 0, nil
 	})
+	if err != nil {
+		return fmt.Errorf("%d running pods of namespace %s are still not captured by the fake CNI: %w", last, bgFleet, err)
+	}
+	return nil
 }
 
 // onLine plays, from the apply processes' lines, what the cluster around the run does: when the

@@ -12,7 +12,9 @@
 # waves' wall time against their physical limit (e2e/executorbench/limit): per wave the slowest node's
 # drain (its longest grace period, or longer where a PodDisruptionBudget lets its pods terminate only
 # one at a time), plus the new ztunnel's readiness (node by node), plus the health gate's settle. The
-# last line of each strategy's report is "ratio: <wall ÷ limit>"; before it, limit_s, wall_s,
+# last line of each strategy's report is "ratio: <wall ÷ limit>"; before it, limit_s, estimate_s (the
+# runbook's Phases estimate of the same waves: the same model, plan.EstimateTime, fed the plan's
+# snapshot instead of what the cluster did), wall_s,
 # requests_per_node_beyond_evictions, executor_cpu_share and max_nodes_draining (the most nodes
 # draining at one instant, from a watch on the pods: first eviction to last evicted pod gone).
 #

@@ -149,6 +149,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 		add(f)
 	}
 	r.Notes = append(r.Notes, tl.Unchecked...)
+	ambientChangeFindings(s, ns, r, add)
 	return finish(r, opts), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/advisories"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/steps"
@@ -58,6 +59,9 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
 		plan.NewCheck(mesh.ObjectRef{}, plan.RevisionReadyArgs{Revision: rev}, fmt.Sprintf("revision %s serves injection and xDS", rev))}
 	for _, g := range s.Gateways {
+		if g.Revision == "" {
+			continue // owned by no revision (GATEWAY_NOT_OWNED says so): there is no owner to keep
+		}
 		checks = append(checks, plan.NewCheck(g.Ref(), plan.GatewayOwnerArgs{Revision: g.Revision},
 			fmt.Sprintf("%s is still owned by revision %s (installing a revision must not take gateways over)", g.Ref(), g.Revision)))
 	}
@@ -201,6 +205,8 @@ type RemovalOptions struct {
 	NewRevision string
 	// IDPrefix is put before every step ID (chained hops).
 	IDPrefix string
+	// Advisories name what an uninstall leaves behind; nil means advisories.Default().
+	Advisories *advisories.Data
 }
 
 // AddRemoval adds, for every revision of s but opts.NewRevision: an approval, a backup of its Helm
@@ -224,7 +230,15 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 		if hasRelease {
 			objs = append([]plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)}}, objs...)
 		}
-		b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up revision %s (Helm release, Deployment, injector) and read the backup back", r.Name),
+		left := leftBehind(opts.Advisories, r)
+		what := "Helm release, Deployment, injector"
+		for _, l := range left {
+			objs = append(objs, l.object)
+		}
+		if len(left) > 0 {
+			what += ", what its uninstall leaves behind"
+		}
+		b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up revision %s (%s) and read the backup back", r.Name, what),
 			Risk: plan.RiskNone, Backup: &plan.Backup{Objects: objs},
 			Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.BackupReadableArgs{Revision: r.Name}, "every backed-up object reads back equal")}})
 		rm := plan.Step{ID: id + "remove", Description: fmt.Sprintf("remove the old control plane revision %s", r.Name),
@@ -265,6 +279,46 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 				Remedy:  fmt.Sprintf("point each of them at a tag or at %s, then re-plan; the removal step stays blocked until then", opts.NewRevision)})
 		}
 		b.Add(rm)
+		if rm.Blocked == "" {
+			addLeftBehind(b, left, id)
+		}
+	}
+}
+
+// leftover is an object an uninstall of a revision leaves behind, by the advisory that says so.
+type leftover struct {
+	advisory string
+	object   plan.BackupObject
+}
+
+// leftBehind lists what removing revision r leaves behind, by the advisories that affect its
+// version: istio#61155, the per-revision leader election Leases istiod creates at run time and
+// neither helm uninstall nor istioctl uninstall --revision deletes (advisories.yaml names the
+// sources: pilot/pkg/leaderelection/leaderelection.go, operator/pkg/uninstall/prune.go).
+func leftBehind(adv *advisories.Data, r mesh.Revision) []leftover {
+	if adv == nil {
+		adv = advisories.Default()
+	}
+	var out []leftover
+	for _, l := range adv.LeftBehind(advisories.RevisionUninstall, advisories.Istiod, r.Version) {
+		ns, name := l.Resolve(r.Name, r.Namespace)
+		out = append(out, leftover{advisory: l.AdvisoryID, object: plan.BackupObject{APIVersion: l.APIVersion, Object: mesh.ObjectRef{Kind: l.Kind, Namespace: ns, Name: name}}})
+	}
+	return out
+}
+
+// addLeftBehind deletes, after the removal, each object it leaves behind, from the revision's
+// backup (a missing object is backed up as missing and its deletion is a no-op), each with a
+// rollback that restores it.
+func addLeftBehind(b *steps.Builder, left []leftover, id string) {
+	for _, l := range left {
+		ref := l.object.Object
+		sid := id + "cleanup/" + strings.ToLower(ref.Kind) + "/" + ref.Name
+		b.Add(plan.Step{ID: sid, Description: fmt.Sprintf("delete %s, which removing the revision leaves behind (advisory %s)", ref, l.advisory),
+			Reason: "nothing deletes it once its revision is gone; only that revision's istiod used it",
+			Risk:   plan.RiskLow, DeleteObject: &plan.DeleteObject{APIVersion: l.object.APIVersion, Object: ref, BackupStep: id + "backup"},
+			Rollback: &plan.Step{ID: sid + "/undo", Description: fmt.Sprintf("restore %s from the backup", ref), Risk: plan.RiskLow,
+				Restore: &plan.Restore{BackupStep: id + "backup", Objects: []plan.BackupObject{l.object}}}})
 	}
 }
 

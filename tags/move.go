@@ -94,6 +94,9 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 		b.Finding(f)
 	}
 	if len(plan.Stopping(findings)) == 0 && !already(findings) {
+		for _, f := range gatewayDropFindings(s, tag) {
+			b.Finding(f)
+		}
 		b.Add(compat.PrecheckStep(opts.IDPrefix, mesh.Version{}, ""))
 		for _, st := range moveSteps(s, tag, rev, opts, b.Last()) {
 			b.Append(st)
@@ -157,6 +160,17 @@ func moveFindings(s *mesh.Snapshot, tag, rev string) []plan.Finding {
 			Details: map[string]string{"tag": tag, "revision": rev}}}
 	}
 	return overlapFindings(s, tag)
+}
+
+// gatewayDropFindings: the gateways and waypoints that follow tag leave its revision when it moves;
+// an affected old istiod drops their config at once (compat.GatewayRevisionChangeFindings).
+func gatewayDropFindings(s *mesh.Snapshot, tag string) []plan.Finding {
+	t, ok := s.Tag(tag)
+	r, rok := s.TagRadius(tag)
+	if !ok || !rok {
+		return nil
+	}
+	return compat.GatewayRevisionChangeFindings(s, t.Revision, append(append([]mesh.ObjectRef(nil), r.Gateways...), r.Waypoints...))
 }
 
 func orNone(names []string) string {

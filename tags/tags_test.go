@@ -264,3 +264,36 @@ func TestAnEmptyRevisionLabelTiesAWaypointToTheDefaultTag(t *testing.T) {
 		t.Errorf("default reaches %v, prod %v; the empty label ignores the namespace's prod", def.Waypoints, prod.Waypoints)
 	}
 }
+
+func TestAMoveOffAnAffectedRevisionNamesTheGatewaysThatLoseTheirConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		version string
+		want    []string
+	}{
+		{"a revision at 1.30.1 drops the config of the waypoint that follows the tag", "1.30.1", []string{"Gateway shop/shop-waypoint"}},
+		{"a revision at 1.30.2 has the fix", "1.30.2", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := canary()
+			s.Revisions[0].Version = mesh.MustParseVersion(tc.version)
+			s.Normalize()
+			p, _ := tags.MoveTag(s, "default", "1-31-4", tags.MoveOptions{Waive: []plan.Code{plan.CodeGatewayRevisionChangeDropsConfig}})
+			if p == nil {
+				t.Fatal("no plan")
+			}
+			var got []string
+			for _, f := range p.Findings {
+				if f.Code == plan.CodeGatewayRevisionChangeDropsConfig {
+					got = append(got, f.Object.String())
+					if f.Details["fixedIn"] != "1.30.2" {
+						t.Errorf("%s: fixedIn %q, want 1.30.2", f.Object, f.Details["fixedIn"])
+					}
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("gateways named (-want +got):\n%s", d)
+			}
+		})
+	}
+}

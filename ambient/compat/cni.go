@@ -2,7 +2,9 @@ package compat
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/advisories"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -11,6 +13,8 @@ import (
 type cniOptions struct {
 	// Target is the version the control plane is to move to; zero checks the current state only.
 	Target mesh.Version
+	// Advisories decide which istiod versions read a configured untaint taint name.
+	Advisories *advisories.Data
 }
 
 // cniRules applies the istio-cni rules and returns findings in no particular order.
@@ -61,20 +65,29 @@ func cniRules(s *mesh.Snapshot, opts cniOptions) []plan.Finding {
 			Message: fmt.Sprintf("istio-cni rollout is not complete: %d desired, %d updated, %d ready, %d available", c.Rollout.Desired, c.Rollout.Updated, c.Rollout.Ready, c.Rollout.Available),
 			Remedy:  fmt.Sprintf("kubectl -n %s rollout status daemonset/%s; find the nodes whose pod is not ready", c.Namespace, c.Name)})
 	}
-	out = append(out, checkCNINodes(s)...)
+	out = append(out, checkCNINodes(s, opts.Advisories)...)
 	out = append(out, checkRedirection(s)...)
 	return out
 }
 
-func checkCNINodes(s *mesh.Snapshot) []plan.Finding {
+func checkCNINodes(s *mesh.Snapshot, adv *advisories.Data) []plan.Finding {
 	var out []plan.Finding
 	ambient := s.AmbientNodes()
+	taints := untaintTaints(s, adv)
 	for _, n := range s.Nodes {
 		ref := mesh.ObjectRef{Kind: "Node", Name: n.Name}
-		if n.HasTaint(mesh.TaintCNINotReady) {
+		for _, t := range sortedKeys(taints) {
+			if !n.HasTaint(t) {
+				continue
+			}
+			by := "the default name"
+			if revs := taints[t]; len(revs) > 0 {
+				by = fmt.Sprintf("the name istiod %s's untaint controller removes (%s)", strings.Join(revs, ", "), mesh.EnvUntaintTaintName)
+			}
 			out = append(out, plan.Finding{Code: plan.CodeNodeCNINotReady, Severity: plan.Waivable, Object: ref, Component: "node/" + n.Name,
-				Message: fmt.Sprintf("node %s carries taint %s: istio-cni is not ready there and new pods wait", n.Name, mesh.TaintCNINotReady),
-				Remedy:  "check the istio-cni pod on that node; istiod removes the taint once it is ready (taint.enabled)"})
+				Message: fmt.Sprintf("node %s carries taint %s, %s: istio-cni is not ready there and new pods wait", n.Name, t, by),
+				Remedy:  "check the istio-cni pod on that node; istiod removes the taint once it is ready (taint.enabled)",
+				Details: map[string]string{"taint": t}})
 		}
 		if ambient[n.Name] > 0 && s.CNI != nil {
 			if _, ok := mesh.ReadyAgentOn(s.CNI.Pods, n.Name); !ok {

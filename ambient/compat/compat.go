@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ambientkit/ambientkit/ambient/advisories"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/releases"
@@ -35,6 +36,11 @@ type Options struct {
 	Strategy Strategy
 	// Releases is the release data; nil means releases.Default().
 	Releases *releases.Data
+	// Advisories is the upgrade advisory data; nil means advisories.Default().
+	Advisories *advisories.Data
+	// Operations are what the plan being made does, for the advisories that bite during them (those
+	// that bite at any time always count). Nil means Operations(Target, Strategy).
+	Operations []advisories.When
 	// Today is the date end-of-life is judged at. Planners read no clock: the zero value skips the
 	// end-of-life rules (an info finding says so).
 	Today time.Time
@@ -117,15 +123,28 @@ func Compute(s *mesh.Snapshot, opts Options) (*Report, error) {
 	inPlace := opts.Strategy == StrategyInPlace
 	var fs []plan.Finding
 	fs = append(fs, revisionRules(s, revisionOptions{Target: opts.Target, InPlace: inPlace})...)
-	fs = append(fs, cniRules(s, cniOptions{Target: opts.Target})...)
+	adv := opts.Advisories
+	if adv == nil {
+		adv = advisories.Default()
+	}
+	fs = append(fs, cniRules(s, cniOptions{Target: opts.Target, Advisories: adv})...)
 	fs = append(fs, ztunnelRules(s, ztunnelOptions{Target: opts.Target})...)
 	fs = append(fs, checkAddedTrust(s, opts.AddsZtunnels)...)
+	fs = append(fs, referenceRules(s)...)
+	ops := opts.Operations
+	if ops == nil {
+		ops = Operations(opts.Target, opts.Strategy)
+	}
+	fs = append(fs, advisoryRules(s, adv, data, opts.Target, ops)...)
+	fs = append(fs, checkGRPCLimit(s, adv, opts.Target)...)
 	fs = append(fs, checkKubernetes(s, data, opts.Target)...)
 	fs = append(fs, checkEndOfLife(s, data, opts)...)
 	fs = append(fs, checkGatewayAPI(s, data, opts.Target)...)
 	fs = append(fs, checkCRDOwnership(s)...)
 	fs = append(fs, checkKnownVersions(s, data)...)
 	fs = append(fs, checkHelmRecords(s)...)
+	fs = append(fs, environmentRules(s, opts.Target)...)
+	fs = append(fs, skewRules(s, opts.Target, inPlace, adv)...)
 	for i := range fs {
 		if fs[i].Severity == plan.Waivable && waive[fs[i].Code] {
 			fs[i].Waived = true

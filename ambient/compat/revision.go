@@ -62,10 +62,7 @@ func revisionRules(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	}
 	if s.DefaultRevision != "" {
 		if _, ok := s.Revision(s.DefaultRevision); !ok {
-			add(plan.Finding{Code: plan.CodeDefaultRevisionMissing, Severity: plan.Blocking,
-				Object:  mesh.ObjectRef{Kind: "ValidatingWebhookConfiguration", Name: "istiod-default-validator"},
-				Message: fmt.Sprintf("the default revision is %q, which has no istiod; Istio config validation fails or is skipped", s.DefaultRevision),
-				Remedy:  "helm upgrade istio-base istio/base -n istio-system --set defaultRevision=<running revision>"})
+			add(defaultValidatorMissing(s))
 		}
 	}
 	for _, n := range s.Namespaces {
@@ -340,4 +337,25 @@ func summarize(names []string) string {
 		s += n
 	}
 	return s
+}
+
+// defaultValidatorMissing: istiod-default-validator names a revision with no istiod. When the base
+// chart's defaultRevision value renders it, a helm upgrade fixes it. Otherwise it was left behind:
+// before istioctl 1.31, `istioctl tag remove default` deleted the tag's webhooks but not this one
+// (advisory istio#60537, release note 60537.yaml), or it was applied by hand; nothing owns it, so
+// the remedy backs it up and deletes it, or points it at a running revision.
+func defaultValidatorMissing(s *mesh.Snapshot) plan.Finding {
+	f := plan.Finding{Code: plan.CodeDefaultRevisionMissing, Severity: plan.Blocking,
+		Object:  mesh.ObjectRef{Kind: "ValidatingWebhookConfiguration", Name: "istiod-default-validator"},
+		Message: fmt.Sprintf("the default revision is %q, which has no istiod; Istio config validation fails or is skipped", s.DefaultRevision)}
+	for _, h := range s.HelmReleases {
+		if h.Chart == "base" && fmt.Sprint(h.Values["defaultRevision"]) == s.DefaultRevision {
+			f.Remedy = fmt.Sprintf("helm upgrade %s istio/base -n %s --reuse-values --set defaultRevision=<running revision>", h.Name, h.Namespace)
+			return f
+		}
+	}
+	f.Message += "; no Helm release renders it with that revision: it was left behind by istioctl tag remove default before 1.31 (advisory istio#60537) or applied by hand"
+	f.Remedy = "back it up and delete it (kubectl get validatingwebhookconfiguration istiod-default-validator -o yaml > istiod-default-validator.yaml && kubectl delete validatingwebhookconfiguration istiod-default-validator), or point it at a running revision (istioctl tag set default --revision <running revision> --overwrite)"
+	f.Details = map[string]string{"advisory": "istio#60537"}
+	return f
 }

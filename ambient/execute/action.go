@@ -100,7 +100,7 @@ func skippedGone(node string) outcome {
 // nodeGone reports whether the node no longer exists (one GET, then remembered for the run), and
 // reports it once per run with a NodeGone event.
 func (e *Executor) nodeGone(ctx context.Context, r *run, st *plan.Step, node string) (bool, error) {
-	if r.gone[node] {
+	if r.isGone(node) {
 		return true, nil
 	}
 	exists, err := e.nodeExists(ctx, node)
@@ -113,10 +113,9 @@ func (e *Executor) nodeGone(ctx context.Context, r *run, st *plan.Step, node str
 
 // markGone records a node found gone and emits NodeGone once per run.
 func (e *Executor) markGone(r *run, st *plan.Step, node string) {
-	if r.gone[node] {
+	if !r.markGoneOnce(node) {
 		return
 	}
-	r.gone[node] = true
 	ev := e.stepEvent(r, st, EventNodeGone, fmt.Sprintf("node %s is gone (removed since the plan was made); its steps are skipped", node))
 	ev.Node = node
 	e.emit(ev)

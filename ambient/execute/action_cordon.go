@@ -38,7 +38,7 @@ var schedulingJournal = &journalPolicy{later: true, across: map[plan.Kind]nodeMa
 func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {
 	verb := map[bool]string{true: "cordoned", false: "uncordoned"}[want]
 	var change string
-	blind := !r.dry && r.scheduled[node]
+	blind := !r.dry && r.scheduledByRun(node)
 	attempt := 0
 	err := e.retry(ctx, verb+" node "+node, func(ctx context.Context) error {
 		attempt++
@@ -77,7 +77,7 @@ func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, 
 		return outcome{}, fmt.Errorf("set node %s unschedulable=%v: %w", node, want, err)
 	}
 	if !r.dry {
-		r.scheduled[node] = true
+		r.markScheduled(node)
 	}
 	return finished(change), nil
 }

@@ -12,6 +12,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
@@ -64,12 +66,11 @@ func hasEmptyDir(p *corev1.Pod) bool {
 // drain runs one pass over a node: one LIST of the node's pods (field selector spec.nodeName), one
 // eviction per pod that still runs and is not already terminating. Pods a PodDisruptionBudget protects
 // get 429 and are tried again on a later pass, with backoff; the budgets are named in a WaitingOnPDB
-// event. The drain is finished when no pod but DaemonSet and mirror pods is left on the node.
+// event. The drain is finished when no pod but DaemonSet and mirror pods is left on the node. Between
+// passes it waits on the watch of pods for every pod it evicted, or that was terminating, to be gone
+// (and for a Job pod to finish, or a pod to arrive), and on the budgets that refused it to allow a
+// disruption again.
 func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain) (outcome, error) {
-	timeout := e.opts.DefaultDrainTimeout
-	if d.TimeoutSeconds > 0 {
-		timeout = time.Duration(d.TimeoutSeconds) * time.Second
-	}
 	var pods corev1.PodList
 	if err := e.retry(ctx, "list pods on node "+d.Node, func(ctx context.Context) error {
 		return e.c.List(ctx, &pods, client.MatchingFields{"spec.nodeName": d.Node})
@@ -83,23 +84,11 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 			return outcome{}, err
 		}
 	}
-	var terminating, evict, jobs []*corev1.Pod
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		switch {
-		case stays(p), d.AmbientOnly && !ambientCaptured(p, ambientNS):
-		case p.DeletionTimestamp != nil:
-			terminating = append(terminating, p)
-		case d.KeepJobs && ownedByJob(p):
-			jobs = append(jobs, p) // its work is not stopped: the drain waits for it to finish
-		default:
-			if hasEmptyDir(p) && !d.DeleteEmptyDirData {
-				return outcome{}, fmt.Errorf("pod %s/%s on node %s mounts an emptyDir volume and the plan does not allow losing its data (drain.deleteEmptyDirData); move the pod or re-plan", p.Namespace, p.Name, d.Node)
-			}
-			evict = append(evict, p)
-		}
+	ds, err := sortDrain(pods.Items, d, ambientNS)
+	if err != nil {
+		return outcome{}, err
 	}
-	left := len(terminating) + len(evict) + len(jobs)
+	left := len(ds.terminating) + len(ds.evict) + len(ds.jobs)
 	total := max(atoi(rec.State["pods"]), left)
 	counted := false
 	if !r.dry && strconv.Itoa(total) != rec.State["pods"] {
@@ -121,18 +110,65 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 	// and a run that stops mid-drain leaves the drain in progress in the journal (which then also holds
 	// the completions recorded later, such as the node's cordon). An Apply that only waits for pods
 	// to go keeps the count in memory.
-	if counted && (r.stepMode || len(evict) > 0) {
-		if err := e.save(ctx, r); err != nil {
-			return outcome{}, err
-		}
-	} else if len(evict) > 0 {
-		if err := e.recordBefore(ctx, r, st); err != nil {
+	if counted && (r.stepMode || len(ds.evict) > 0) {
+		err = e.save(ctx, r)
+	} else if len(ds.evict) > 0 {
+		err = e.recordBefore(ctx, r, st)
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := e.evict(ctx, r, d, &ds); err != nil {
+		return outcome{}, err
+	}
+	var pdbs, pdbNames []string
+	if len(ds.blocked) > 0 {
+		if pdbNames, pdbs, err = e.blockingBudgets(ctx, ds.blocked); err != nil {
 			return outcome{}, err
 		}
 	}
-	var blocked []*corev1.Pod
-	var evicted, failed []string
-	for _, p := range evict {
+	if r.dry {
+		return dryDrain(d, &ds, pdbs, pdbNames), nil
+	}
+	return e.drainWaits(ctx, r, st, rec, d, &ds, total, pdbs, pdbNames)
+}
+
+// drainSet sorts a node's pods for one pass of its drain.
+type drainSet struct {
+	terminating, evict, jobs []*corev1.Pod
+	// blocked are the pods whose eviction a budget refused, evicted the pods it accepted and failed
+	// those it answered with a transient error.
+	blocked         []*corev1.Pod
+	evicted, failed []string
+	evictedPods     []*corev1.Pod
+}
+
+// sortDrain sorts the pods on a node: those the drain leaves, those terminating already, the Job
+// pods it waits for (KeepJobs), and those to evict; a pod whose emptyDir data the plan does not
+// allow losing stops it.
+func sortDrain(pods []corev1.Pod, d *plan.NodeDrain, ambientNS map[string]bool) (drainSet, error) {
+	var ds drainSet
+	for i := range pods {
+		p := &pods[i]
+		switch {
+		case stays(p), d.AmbientOnly && !ambientCaptured(p, ambientNS):
+		case p.DeletionTimestamp != nil:
+			ds.terminating = append(ds.terminating, p)
+		case d.KeepJobs && ownedByJob(p):
+			ds.jobs = append(ds.jobs, p) // its work is not stopped: the drain waits for it to finish
+		default:
+			if hasEmptyDir(p) && !d.DeleteEmptyDirData {
+				return ds, fmt.Errorf("pod %s/%s on node %s mounts an emptyDir volume and the plan does not allow losing its data (drain.deleteEmptyDirData); move the pod or re-plan", p.Namespace, p.Name, d.Node)
+			}
+			ds.evict = append(ds.evict, p)
+		}
+	}
+	return ds, nil
+}
+
+// evict asks the Eviction API to evict each pod of ds.evict, once (dryRun=All in a dry run).
+func (e *Executor) evict(ctx context.Context, r *run, d *plan.NodeDrain, ds *drainSet) error {
+	for _, p := range ds.evict {
 		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
 		var opts []client.SubResourceCreateOption
 		if r.dry {
@@ -142,42 +178,47 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		err := e.c.SubResource("eviction").Create(ctx, p, ev, opts...)
 		switch {
 		case err == nil:
-			evicted = append(evicted, p.Namespace+"/"+p.Name)
+			ds.evicted = append(ds.evicted, p.Namespace+"/"+p.Name)
+			ds.evictedPods = append(ds.evictedPods, p)
 		case apierrors.IsNotFound(err):
 			// gone already
 		case apierrors.IsTooManyRequests(err):
-			blocked = append(blocked, p)
+			ds.blocked = append(ds.blocked, p)
 		case transient(err):
-			failed = append(failed, fmt.Sprintf("%s/%s (%v)", p.Namespace, p.Name, err))
+			ds.failed = append(ds.failed, fmt.Sprintf("%s/%s (%v)", p.Namespace, p.Name, err))
 		case ctx.Err() != nil:
-			return outcome{}, ctx.Err()
+			return ctx.Err()
 		default:
-			return outcome{}, fmt.Errorf("evict pod %s/%s from node %s: %w", p.Namespace, p.Name, d.Node, err)
+			return fmt.Errorf("evict pod %s/%s from node %s: %w", p.Namespace, p.Name, d.Node, err)
 		}
 	}
-	var pdbs, pdbNames []string
-	if len(blocked) > 0 {
-		var err error
-		if pdbNames, pdbs, err = e.blockingBudgets(ctx, blocked); err != nil {
-			return outcome{}, err
-		}
+	return nil
+}
+
+// dryDrain says what a drain would do.
+func dryDrain(d *plan.NodeDrain, ds *drainSet, pdbs, pdbNames []string) outcome {
+	msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(ds.evict), "pod", "pods"), d.Node, plan.ListSome(podRefs(ds.evict), 10))
+	if len(ds.jobs) > 0 {
+		msg += fmt.Sprintf("; would wait for %s to finish: %s", plural(len(ds.jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(ds.jobs), 10))
 	}
-	if r.dry {
-		msg := fmt.Sprintf("would evict %s from node %s: %s", plural(len(evict), "pod", "pods"), d.Node, plan.ListSome(podRefs(evict), 10))
-		if len(jobs) > 0 {
-			msg += fmt.Sprintf("; would wait for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 10))
-		}
-		if len(blocked) > 0 {
-			msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
-		}
-		out := finished(msg)
-		out.touched, out.held = podObjects(evict), budgetObjects(pdbNames)
-		return out, nil
+	if len(ds.blocked) > 0 {
+		msg += fmt.Sprintf("; right now %s would be refused by %s", plural(len(ds.blocked), "eviction", "evictions"), strings.Join(pdbs, ", "))
 	}
-	still := len(terminating) + len(blocked) + len(failed) + len(jobs)
+	out := finished(msg)
+	out.touched, out.held = podObjects(ds.evict), budgetObjects(pdbNames)
+	return out
+}
+
+// drainWaits ends a pass that left pods on the node: it fails the drain past its timeout, and
+// otherwise says what the drain waits for, in words and for the watches.
+func (e *Executor) drainWaits(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain, ds *drainSet, total int, pdbs, pdbNames []string) (outcome, error) {
+	timeout := e.opts.DefaultDrainTimeout
+	if d.TimeoutSeconds > 0 {
+		timeout = time.Duration(d.TimeoutSeconds) * time.Second
+	}
+	still := len(ds.terminating) + len(ds.blocked) + len(ds.failed) + len(ds.jobs)
 	done := total - still
-	elapsed := e.clock.Now().Sub(rec.AttemptStarted)
-	if elapsed > timeout && !r.dry {
+	if elapsed := e.clock.Now().Sub(rec.AttemptStarted); elapsed > timeout {
 		// A node removed mid-drain keeps its pods until the pod garbage collector deletes them; the
 		// drain then has nothing left to do.
 		if gone, err := e.nodeGone(ctx, r, st, d.Node); err != nil || gone {
@@ -186,45 +227,122 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 			}
 			return skippedGone(d.Node), nil
 		}
+		return outcome{}, drainTimeout(d, ds, timeout, still, pdbs)
 	}
-	if len(blocked) > 0 && elapsed > timeout {
-		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
-			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(blocked), podRefs(terminating)...), 10), strings.Join(pdbs, ", "))
-	}
-	if len(jobs) > 0 && elapsed > timeout {
-		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; the plan waits for running Jobs and %s still run: %s; let them finish and run again (the journal resumes the drain), or re-plan evicting Jobs",
-			ErrTimeout, d.Node, timeout, plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 10))
-	}
-	if elapsed > timeout {
-		return outcome{}, fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; see why they do not terminate (finalizers, grace periods), then run again",
-			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(terminating), failed...), 10))
-	}
+	r.waitUntil(rec.AttemptStarted.Add(timeout + time.Millisecond))
+	e.drainWatch(r, d, ds, pdbNames)
 	progress := fmt.Sprintf("node %s: %d/%d pods evicted", d.Node, done, total)
-	if len(terminating) > 0 {
-		progress += fmt.Sprintf(", %d terminating", len(terminating))
+	if len(ds.terminating) > 0 {
+		progress += fmt.Sprintf(", %d terminating", len(ds.terminating))
 	}
-	if len(jobs) > 0 {
-		progress += fmt.Sprintf(", waiting for %s to finish: %s", plural(len(jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(jobs), 3))
+	if len(ds.jobs) > 0 {
+		progress += fmt.Sprintf(", waiting for %s to finish: %s", plural(len(ds.jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(ds.jobs), 3))
 	}
+	r.view = drainHold(e.clock.Now(), ds, pdbNames, done, total)
 	wait := time.Duration(0)
-	if len(blocked) > 0 {
-		progress += fmt.Sprintf(", %d waiting on %s", len(blocked), strings.Join(pdbs, ", "))
+	if len(ds.blocked) > 0 {
+		progress += fmt.Sprintf(", %d waiting on %s", len(ds.blocked), strings.Join(pdbs, ", "))
 		n := r.backoff[st.ID]
 		r.backoff[st.ID] = n + 1
 		wait = min(e.opts.PollInterval<<min(n, 8), maxPDBBackoff)
-		ev := e.stepEvent(r, st, EventWaitingOnPDB, fmt.Sprintf("drain of node %s waits: %s refused by %s; retrying in %s", d.Node, plural(len(blocked), "eviction was", "evictions were"), strings.Join(pdbs, ", "), wait))
-		ev.PDBs, ev.Pods, ev.Done, ev.Of = pdbNames, podRefs(blocked), done, total
+		ev := e.stepEvent(r, st, EventWaitingOnPDB, fmt.Sprintf("drain of node %s waits: %s refused by %s; retrying in %s", d.Node, plural(len(ds.blocked), "eviction was", "evictions were"), strings.Join(pdbs, ", "), wait))
+		ev.PDBs, ev.Pods, ev.Done, ev.Of, ev.Node = pdbNames, podRefs(ds.blocked), done, total, d.Node
 		e.emit(ev)
 	} else {
 		delete(r.backoff, st.ID)
-		if len(evicted) > 0 && len(terminating) == 0 && len(failed) == 0 {
+		if len(ds.evicted) > 0 && len(ds.terminating) == 0 && len(ds.failed) == 0 {
 			wait = time.Nanosecond // evictions went through: look again at once for the pods to go
 		}
-		if len(jobs) > 0 && len(evicted) == 0 {
+		if len(ds.jobs) > 0 && len(ds.evicted) == 0 {
 			wait = max(wait, e.opts.PollInterval) // Jobs take their time
 		}
 	}
-	return outcome{progress: progress, retryAfter: wait, done: done, of: total, touched: podObjects(evict), held: budgetObjects(pdbNames)}, nil
+	return outcome{progress: progress, retryAfter: wait, done: done, of: total, touched: podObjects(ds.evict), held: budgetObjects(pdbNames)}, nil
+}
+
+// drainTimeout is the error of a drain past its timeout, naming what holds it.
+func drainTimeout(d *plan.NodeDrain, ds *drainSet, timeout time.Duration, still int, pdbs []string) error {
+	switch {
+	case len(ds.blocked) > 0:
+		return fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; held by %s: scale the workloads up or relax the budgets, then run again (the journal resumes the drain)",
+			ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(ds.blocked), podRefs(ds.terminating)...), 10), strings.Join(pdbs, ", "))
+	case len(ds.jobs) > 0:
+		return fmt.Errorf("%w: drain of node %s did not finish within %s; the plan waits for running Jobs and %s still run: %s; let them finish and run again (the journal resumes the drain), or re-plan evicting Jobs",
+			ErrTimeout, d.Node, timeout, plural(len(ds.jobs), "Job pod", "Job pods"), plan.ListSome(podRefs(ds.jobs), 10))
+	}
+	return fmt.Errorf("%w: drain of node %s did not finish within %s; %s still run: %s; see why they do not terminate (finalizers, grace periods), then run again",
+		ErrTimeout, d.Node, timeout, plural(still, "pod", "pods"), plan.ListSome(append(podRefs(ds.terminating), ds.failed...), 10))
+}
+
+// drainWatch says what wakes the drain: every pod it evicted, or found terminating, gone (a pod
+// that arrives on the node, or a Job pod that finishes, too); a budget that refused it allowing a
+// disruption again. A pass with evictions that failed with a transient error polls.
+func (e *Executor) drainWatch(r *run, d *plan.NodeDrain, ds *drainSet, pdbNames []string) {
+	pending := map[types.UID]bool{}
+	for _, p := range append(append([]*corev1.Pod(nil), ds.terminating...), ds.evictedPods...) {
+		pending[p.UID] = true
+	}
+	jobs := map[types.UID]bool{}
+	for _, p := range ds.jobs {
+		jobs[p.UID] = true
+	}
+	blocked := len(ds.blocked) > 0
+	r.waitOn(interest{kind: watchPods, node: d.Node, wake: func(t watch.EventType, obj client.Object) bool {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return false
+		}
+		switch {
+		case t == watch.Deleted:
+			delete(pending, p.UID)
+			return len(pending) == 0 && !blocked && len(jobs) == 0
+		case jobs[p.UID]:
+			return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		}
+		return t == watch.Added && !stays(p) && !pending[p.UID]
+	}})
+	for _, n := range pdbNames {
+		ns, name, _ := strings.Cut(n, "/")
+		r.waitOn(interest{kind: watchBudgets, namespace: ns, name: name, wake: func(_ watch.EventType, obj client.Object) bool {
+			b, ok := obj.(*policyv1.PodDisruptionBudget)
+			return ok && b.Status.DisruptionsAllowed > 0
+		}})
+	}
+	if blocked && len(pdbNames) == 0 || len(ds.failed) > 0 {
+		r.waitPoll()
+	}
+}
+
+// drainHold says what holds a drain: the budgets refusing it, else its slowest terminating pod.
+func drainHold(now time.Time, ds *drainSet, pdbNames []string, done, total int) unitHold {
+	h := unitHold{evicted: done, of: total}
+	for _, p := range append(append([]*corev1.Pod(nil), ds.terminating...), ds.evictedPods...) {
+		left := graceLeft(now, p)
+		if left > h.left || h.what == "" {
+			h.left = left
+			h.what = fmt.Sprintf("pod %s/%s terminating, %s of grace left", p.Namespace, p.Name, left.Round(time.Second))
+		}
+	}
+	if len(pdbNames) > 0 {
+		h.what = "PDB " + strings.Join(pdbNames, ", ")
+	}
+	if len(ds.jobs) > 0 && h.what == "" {
+		h.what = "Job pod " + plan.ListSome(podRefs(ds.jobs), 2) + " running"
+	}
+	return h
+}
+
+// graceLeft is how long a pod may still take to terminate: until its deletionTimestamp (set by its
+// deletion to the end of its grace period) or, for a pod just evicted, its whole grace period.
+func graceLeft(now time.Time, p *corev1.Pod) time.Duration {
+	if p.DeletionTimestamp != nil {
+		return max(0, p.DeletionTimestamp.Sub(now))
+	}
+	g := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		g = *p.Spec.TerminationGracePeriodSeconds
+	}
+	return time.Duration(g) * time.Second
 }
 
 // podObjects names pods as objects.
@@ -305,14 +423,14 @@ const namespaceTTL = 30 * time.Second
 // Checks that guard a removal (NoAmbientPods) list every time.
 func (e *Executor) ambientNamespacesFor(ctx context.Context, r *run) (map[string]bool, error) {
 	now := e.clock.Now()
-	if r.ambientNS != nil && now.Sub(r.ambientNSAt) < namespaceTTL && !now.Before(r.ambientNSAt) {
-		return r.ambientNS, nil
+	if ns, ok := r.cachedAmbientNS(now, namespaceTTL); ok {
+		return ns, nil
 	}
 	ns, err := e.ambientNamespaces(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r.ambientNS, r.ambientNSAt = ns, now
+	r.cacheAmbientNS(ns, now)
 	return ns, nil
 }
 

@@ -26,7 +26,7 @@ func (e *Executor) healthGate(ctx context.Context, r *run, st *plan.Step, rec *S
 	}
 	base := rec.AttemptStarted
 	for _, d := range st.DependsOn {
-		if dr, ok := r.rec.Steps[d]; ok && dr.Finished.After(base) {
+		if dr := r.record(d); dr != nil && dr.Finished.After(base) {
 			base = dr.Finished
 		}
 	}
@@ -80,7 +80,7 @@ func (r *run) rollbackCandidate(st *plan.Step) *plan.Step {
 		if !ok {
 			continue
 		}
-		if s.Rollback != nil && r.rec.status(id) == StatusDone {
+		if s.Rollback != nil && r.status(id) == StatusDone {
 			return s
 		}
 		queue = append(queue, s.DependsOn...)

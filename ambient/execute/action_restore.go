@@ -20,7 +20,7 @@ var restoreAction = action{
 // written. What the API server set on the saved objects (resourceVersion, uid, timestamps, status)
 // is dropped; the rest is server-side applied. Applying twice changes nothing.
 func (e *Executor) restore(ctx context.Context, r *run, rs *plan.Restore) (outcome, error) {
-	bs := r.rec.Steps[rs.BackupStep]
+	bs := r.record(rs.BackupStep)
 	if bs == nil || bs.State["digest"] == "" {
 		if r.dry {
 			return finished(fmt.Sprintf("would restore %d object(s) from the backup of step %s", len(rs.Objects), rs.BackupStep)), nil

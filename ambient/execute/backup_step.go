@@ -104,7 +104,7 @@ func (e *Executor) requireBackup(ctx context.Context, r *run, backupStep string,
 	if backupStep == "" {
 		return fmt.Errorf("%w: deleting %s names no backup step; nothing is deleted without a backup", ErrNoBackup, ref)
 	}
-	bs := r.rec.Steps[backupStep]
+	bs := r.record(backupStep)
 	if bs == nil || bs.Status != StatusDone || bs.State["digest"] == "" {
 		return fmt.Errorf("%w: backup step %q is not done; run it before deleting %s", ErrNoBackup, backupStep, ref)
 	}

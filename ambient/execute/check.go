@@ -49,6 +49,11 @@ func (e *Executor) checkAll(ctx context.Context, r *run, st *plan.Step, checks [
 		}
 		if !ok {
 			reasons = append(reasons, fmt.Sprintf("%s: %s", c.Type, why))
+			if ints := checkInterests(c); len(ints) > 0 {
+				r.waitOn(ints...)
+			} else {
+				r.waitPoll()
+			}
 		}
 	}
 	return len(reasons) == 0, reasons, nil
@@ -58,7 +63,7 @@ func (e *Executor) checkAll(ctx context.Context, r *run, st *plan.Step, checks [
 // that need a step context (BackupReadable, PodsRedirected since step start) see none.
 func (e *Executor) Check(ctx context.Context, c plan.Check) (ok bool, reason string, err error) {
 	cp := &checkPass{e: e, r: newRun(&plan.Plan{}, "", false), st: &plan.Step{}}
-	cp.r.rec = &Record{}
+	cp.r.j.init(&Record{})
 	return cp.check(ctx, c)
 }
 

@@ -13,7 +13,7 @@ func checkBackupReadable(cp *checkPass, ctx context.Context, _ plan.Check, a pla
 	if id == "" {
 		id = cp.st.ID
 	}
-	rec := cp.r.rec.Steps[id]
+	rec := cp.r.record(id)
 	if rec == nil || rec.State["digest"] == "" {
 		return false, fmt.Sprintf("step %s has written no backup", id), nil
 	}

@@ -28,7 +28,7 @@ func checkNoSandboxFailures(cp *checkPass, ctx context.Context, _ plan.Check, a 
 		plugin = "istio-cni"
 	}
 	var since time.Time
-	if rec := cp.r.rec.Steps[cp.st.ID]; rec != nil {
+	if rec := cp.r.record(cp.st.ID); rec != nil {
 		since = rec.Started
 	}
 	var evs corev1.EventList
@@ -63,8 +63,7 @@ func checkNoSandboxFailures(cp *checkPass, ctx context.Context, _ plan.Check, a 
 	for pod, s := range spans {
 		if s.last.Sub(s.first) >= window && now.Sub(s.last) < window {
 			failing = append(failing, fmt.Sprintf("%s (failing for %s)", pod, s.last.Sub(s.first).Round(time.Second)))
-		} else if !cp.r.reported[pod] {
-			cp.r.reported[pod] = true
+		} else if cp.r.reportOnce(pod) {
 			transientPods = append(transientPods, pod)
 		}
 	}

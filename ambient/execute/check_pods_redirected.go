@@ -19,7 +19,7 @@ func checkPodsRedirected(cp *checkPass, ctx context.Context, _ plan.Check, a pla
 	e := cp.e
 	var since time.Time
 	if a.Since == "step-start" {
-		if rec := cp.r.rec.Steps[cp.st.ID]; rec != nil {
+		if rec := cp.r.record(cp.st.ID); rec != nil {
 			since = rec.Started
 		}
 	}

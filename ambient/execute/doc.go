@@ -16,6 +16,19 @@
 //     progress in the journal. A run that crashes or is cancelled resumes from the journal with
 //     Apply on the same plan.
 //
+// Waves: the node units of a wave (plan.Step.Wave) run at the same time, up to
+// Options.MaxNodesAtOnce (0: the whole wave, i.e. the plan's batch size), each node's steps one
+// after another; PodDisruptionBudgets hold across the wave (an eviction the API server refuses with
+// 429 waits, whichever node asks). A failed node stops the wave: no unit starts, the running ones end
+// their unit of work, and Apply returns a *WaveError (and Result.Nodes) saying where every node
+// stands; Apply on the same plan resumes exactly those units, RollbackTo the wave's first step undoes
+// each node's work. For controllers, Step on a step of a wave runs one unit of every running unit
+// of the wave and StepResult.Units says where each stands: calling Step for the plan's steps in
+// order, again while one is in progress, drives the wave's nodes at once. EventWaveProgress says
+// which nodes drain, what holds each (a budget, a terminating pod and its grace left) and the
+// wave's ETA. Waits (drains, pods gone, ztunnel ready, rollouts, Deployments available) wake on
+// watches, with a LIST at PollInterval when a watch is refused or breaks (see watch.go).
+//
 // Rollback runs the Rollback step of a step that ran.
 //
 // Every action is idempotent and records its intent before it acts: a Helm upgrade is skipped when

@@ -11,7 +11,7 @@ import (
 // Helm's dry run), preceded by its preconditions and followed by its verification, described.
 func (e *Executor) dryStep(ctx context.Context, r *run, st *plan.Step) (StepResult, error) {
 	sr := StepResult{StepID: st.ID, Kind: st.Kind(), Status: StatusWouldRun}
-	rec := r.rec.step(st.ID)
+	rec := r.own(st.ID)
 	var changes []string
 	if len(st.Preconditions) > 0 {
 		changes = append(changes, "would first check: "+describeChecks(st.Preconditions))

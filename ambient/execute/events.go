@@ -42,6 +42,9 @@ const (
 	EventDryRun EventType = "DryRun"
 	// EventRolledBack: a step's rollback finished.
 	EventRolledBack EventType = "RolledBack"
+	// EventWaveProgress: the nodes of a wave moved on (Wave): which are draining, what holds each (a
+	// budget, a terminating pod and the grace it has left), how long the wave may still take.
+	EventWaveProgress EventType = "WaveProgress"
 	// EventNodeGone: a node the plan works on was removed from the cluster (an autoscaler, Karpenter,
 	// a person); its steps are skipped and the run goes on.
 	EventNodeGone EventType = "NodeGone"
@@ -75,4 +78,6 @@ type Event struct {
 	Changes []string
 	// Err is the error of a failed step or of a retried call.
 	Err error
+	// Wave is where a wave stands, for EventWaveProgress (Done and Of then count its nodes done).
+	Wave *WaveProgress
 }

@@ -112,7 +112,11 @@ func tagMWC(rev string) map[string]any {
 // a canary istiod, the CNI, ztunnel node by node (OnDelete, cordon, drain, replace, wait, uncordon,
 // health gate), a tag move with a restart, a namespace label, the default revision, and the removal
 // of the old revision after an approval and a backup.
-func upgradePlan(w *world) *plan.Plan {
+func upgradePlan(w *world) *plan.Plan { return upgradePlanBatch(w, 0) }
+
+// upgradePlanBatch is upgradePlan with the world's nodes in waves of batch nodes (plan.Step.Wave),
+// as the planner shapes them; 0 gives upgradePlan's steps, one node after another without waves.
+func upgradePlanBatch(w *world, batch int) *plan.Plan {
 	p := plan.New(plan.Metadata{Name: "upgrade Istio 1.30.3 → 1.31.4", Operation: "upgrade", Fingerprint: w.Model.Fingerprint(),
 		From: mesh.MustParseVersion(fromV), To: mesh.MustParseVersion(toV)})
 	last := ""
@@ -161,8 +165,19 @@ func upgradePlan(w *world) *plan.Plan {
 			{Type: plan.CheckNodeAgentReady, Object: ztunnelRef(), Params: map[string]string{"version": fromV, "all": "true"}, Description: "no ztunnel restarted"}},
 		Rollback: &plan.Step{ID: "ztunnel/ztunnel/on-delete/undo", Description: "roll ztunnel back", Risk: plan.RiskLow,
 			HelmRollback: &plan.HelmRollback{Release: "ztunnel", Namespace: "istio-system", Revision: 1}}})
-	for i, n := range w.Model.Nodes {
-		addNodeSteps(add, n.Name, i+1)
+	if batch == 0 {
+		for i, n := range w.Model.Nodes {
+			addNodeSteps(add, n.Name, i+1)
+		}
+	} else {
+		before := last
+		for i := 0; i < len(w.Model.Nodes); i += batch {
+			var nodes []string
+			for _, n := range w.Model.Nodes[i:min(i+batch, len(w.Model.Nodes))] {
+				nodes = append(nodes, n.Name)
+			}
+			before = addWaveSteps(add, before, nodes, i/batch+1)
+		}
 	}
 	add(plan.Step{ID: "ztunnel/ztunnel/rolling-update", Description: "ztunnel back to rolling updates",
 		HelmUpgrade: &plan.HelmRelease{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV), PreviousRevision: 2,
@@ -225,6 +240,33 @@ func addNodeSteps(add func(plan.Step), n string, batch int) {
 		Postconditions: []plan.Check{{Type: plan.CheckNodeSchedulable, Object: nodeRef, Description: n + " schedulable"}}})
 	add(plan.Step{ID: fmt.Sprintf("ztunnel/batch/%d/health", batch), Description: "health gate", Risk: plan.RiskNone,
 		HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "ztunnel batch", SettleSeconds: 30}})
+}
+
+// addWaveSteps adds one wave of the node-by-node ztunnel replacement: each node's steps (as
+// addNodeSteps) in a unit of its own, the first depending on before, then the batch's health gate
+// after every unit. It returns the gate's ID.
+func addWaveSteps(add func(plan.Step), before string, nodes []string, batch int) string {
+	wave := fmt.Sprintf("ztunnel/batch/%d", batch)
+	var ends []string
+	for _, n := range nodes {
+		unit := &plan.WaveUnit{ID: wave, Node: n}
+		prev := before
+		addNodeSteps(func(st plan.Step) {
+			if st.HealthGate != nil {
+				return
+			}
+			st.Wave, st.DependsOn = unit, nil
+			if prev != "" {
+				st.DependsOn = []string{prev}
+			}
+			add(st)
+			prev = st.ID
+		}, n, batch)
+		ends = append(ends, prev)
+	}
+	add(plan.Step{ID: wave + "/health", Description: "health gate", Risk: plan.RiskNone, DependsOn: ends,
+		HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "ztunnel batch", SettleSeconds: 30}})
+	return wave + "/health"
 }
 
 // chartSnapshot keeps the world's snapshot in step with istiod installs and removals, so checks on

@@ -84,8 +84,12 @@ type Options struct {
 	// its dry run, waits and gates are described, and each step result says what would change. It takes
 	// no Lease and writes no journal.
 	DryRun bool
-	// PollInterval is the time between polls of waits and verifications; 0 means 5 seconds.
+	// PollInterval is the time between polls of waits and verifications that no watch serves (see
+	// the package documentation); 0 means 5 seconds.
 	PollInterval time.Duration
+	// MaxNodesAtOnce caps how many node units of a wave run at the same time; 0 means all of the
+	// wave's (the plan's batch size). 1 runs a wave's nodes one after another.
+	MaxNodesAtOnce int
 	// DefaultDrainTimeout bounds a drain whose step gives no timeout; 0 means 10 minutes.
 	DefaultDrainTimeout time.Duration
 	// VerifyTimeout bounds a step's verification, a restart's rollouts and waits without their own
@@ -152,6 +156,9 @@ func (o *Options) defaults(c client.Client) error {
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultMaxAttempts
 	}
+	if o.MaxNodesAtOnce < 0 {
+		return fmt.Errorf("execute: Options.MaxNodesAtOnce is %d; use 0 for the whole wave or a positive cap", o.MaxNodesAtOnce)
+	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = DefaultRetryBackoff
 	}
@@ -179,6 +186,9 @@ type Result struct {
 	Steps []StepResult
 	// Done is true when every step (up to ApplyOptions.Until) is done.
 	Done bool
+	// Nodes, when the run stopped in a wave, says where each node of that wave stands (as the
+	// *WaveError does).
+	Nodes []NodeState
 }
 
 // StepResult is the outcome of one step, or of one unit of it (Executor.Step).
@@ -203,4 +213,6 @@ type StepResult struct {
 	RetryAfter time.Duration
 	// Done and Of count progress inside the step.
 	Done, Of int
+	// Units, for a Step call on a step of a wave, says where each node of the wave stands after it.
+	Units []NodeState
 }

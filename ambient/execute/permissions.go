@@ -1,6 +1,8 @@
 package execute
 
 import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
@@ -10,6 +12,7 @@ const (
 	byJournal = "executor: journal"
 	byBackups = "executor: backup store"
 	byEvents  = "KubernetesEvents"
+	byWatches = "executor: watches its waits wake on"
 )
 
 // RequiredPermissions returns everything a run of the plan with this executor needs of its client,
@@ -34,6 +37,15 @@ func (e *Executor) RequiredPermissions(p *plan.Plan) (*plan.Permissions, error) 
 		add("get", "coordination.k8s.io", "leases", LockName, byLock)
 		add("create", "coordination.k8s.io", "leases", "", byLock)
 		add("update", "coordination.k8s.io", "leases", LockName, byLock)
+	}
+	if _, ok := e.c.(client.WithWatch); ok && !dry {
+		// watch.go: one LIST (limit 1) for a resourceVersion, then one cluster-wide WATCH, per kind
+		// the plan's steps wait on
+		for _, k := range watchedKinds(p) {
+			kw := watchKinds[k]
+			ps.Add(plan.Permission{Verb: "list", Group: kw.group, Resource: kw.resource}, byWatches)
+			ps.Add(plan.Permission{Verb: "watch", Group: kw.group, Resource: kw.resource}, byWatches)
+		}
 	}
 	if j, ok := e.journal.(*ConfigMapJournal); ok { // journal.go: GET, and a server-side apply to save
 		name := j.Name(hash)

@@ -86,3 +86,65 @@ func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
 		t.Errorf("%d pod LISTs for %d nodes", n, nodes)
 	}
 }
+
+// nodeByNodeWaves is nodeByNodePlan with the nodes in waves of batch (plan.Step.Wave).
+func nodeByNodeWaves(w *world, batch int) *plan.Plan {
+	p := plan.New(plan.Metadata{Name: "ztunnel node by node in waves", Operation: "upgrade", Fingerprint: w.Model.Fingerprint()})
+	add := func(st plan.Step) {
+		if st.Risk == "" {
+			st.Risk = plan.RiskLow
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	before := ""
+	for i := 0; i < len(w.Model.Nodes); i += batch {
+		var nodes []string
+		for _, n := range w.Model.Nodes[i:min(i+batch, len(w.Model.Nodes))] {
+			nodes = append(nodes, n.Name)
+		}
+		before = addWaveSteps(add, before, nodes, i/batch+1)
+	}
+	return p
+}
+
+// TestAWaveOfTenCostsAtMostTenRequestsPerNodeBeyondEvictions counts every request a node-by-node
+// run in waves of 10 makes of the cluster, watches and the LISTs that start them included: waits
+// wake on watches, so concurrent nodes do not multiply the polls.
+func TestAWaveOfTenCostsAtMostTenRequestsPerNodeBeyondEvictions(t *testing.T) {
+	const nodes = 50
+	w := upgradeWorld(t, nodes)
+	ctx := context.Background()
+	if _, err := w.Helm.Upgrade(ctx, execute.HelmRequest{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV),
+		Values: map[string]any{"updateStrategy": map[string]any{"type": "OnDelete"}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := nodeByNodeWaves(w, 10)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w.ResetCounts()
+	uw := newUnitWatch()
+	res, err := w.Executor(func(o *execute.Options) { o.Journal, o.Observer = &execute.MemoryJournal{}, uw.observe }).Apply(ctx, p, execute.ApplyOptions{})
+	if err != nil || !res.Done {
+		t.Fatalf("Apply: %v", err)
+	}
+	cluster, _ := w.CallCount()
+	evictions := 0
+	var lines []string
+	for k, v := range w.Calls() {
+		if strings.Contains(k, "eviction") {
+			evictions += v
+		}
+		lines = append(lines, fmt.Sprintf("%-32s %5d  %.2f/node", k, v, float64(v)/nodes))
+	}
+	sort.Strings(lines)
+	per := float64(cluster-evictions) / nodes
+	t.Logf("%d nodes in waves of 10 (at most %d draining at once): %d requests, %d of them evictions: %.2f per node beyond evictions\n%s",
+		nodes, uw.maxDraining, cluster, evictions, per, strings.Join(lines, "\n"))
+	if uw.maxDraining != 10 {
+		t.Errorf("at most %d nodes drained at once; want 10", uw.maxDraining)
+	}
+	if per > 10 {
+		t.Errorf("%.2f requests per node beyond evictions; the budget is 10", per)
+	}
+}

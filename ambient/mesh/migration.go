@@ -18,7 +18,7 @@ type Service struct {
 
 // ServiceLabels are the Service labels a snapshot keeps: waypoint use and the marker istiod puts on
 // the Services of waypoints and east-west gateways.
-var ServiceLabels = []string{LabelUseWaypoint, LabelUseWaypointNamespace, LabelGatewayManaged}
+var ServiceLabels = []string{LabelUseWaypoint, LabelUseWaypointNamespace, LabelGatewayManaged, LabelIngressUseWaypoint}
 
 // LabelGatewayManaged marks generated gateway and waypoint objects ("istio.io-mesh-controller" for
 // waypoints).

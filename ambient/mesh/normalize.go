@@ -26,6 +26,7 @@ func (s *Snapshot) Normalize() {
 	})
 	for i := range s.Revisions {
 		sort.Strings(s.Revisions[i].TrustedZtunnelAccounts)
+		sort.Strings(s.Revisions[i].UnknownSettings)
 	}
 	sort.Slice(s.Tags, func(i, j int) bool { return s.Tags[i].Name < s.Tags[j].Name })
 	sort.Slice(s.Injectors, func(i, j int) bool { return s.Injectors[i].Name < s.Injectors[j].Name })
@@ -76,6 +77,7 @@ func (s *Snapshot) Normalize() {
 	})
 	sort.Slice(s.CRDs, func(i, j int) bool { return s.CRDs[i].Name < s.CRDs[j].Name })
 	sort.Strings(s.Observation.Skipped)
+	s.normalizeNetwork()
 }
 
 func sortNodePods(p []NodePod) {
@@ -388,7 +390,7 @@ func (s *Snapshot) normalized() bool {
 			return s.HelmReleases[i].Namespace+"/"+s.HelmReleases[i].Name < s.HelmReleases[j].Namespace+"/"+s.HelmReleases[j].Name
 		}) &&
 		sort.SliceIsSorted(s.CRDs, func(i, j int) bool { return s.CRDs[i].Name < s.CRDs[j].Name }) &&
-		sort.StringsAreSorted(s.Observation.Skipped)
+		sort.StringsAreSorted(s.Observation.Skipped) && s.networkNormalized()
 	if !ok {
 		return false
 	}

@@ -59,6 +59,14 @@ type Snapshot struct {
 	TelemetryQueries []TelemetryQuery `json:"telemetryQueries,omitempty"`
 	// ScrapeTargets are the endpoints of PodMonitors and ServiceMonitors.
 	ScrapeTargets []ScrapeTarget `json:"scrapeTargets,omitempty"`
+	// NetworkPolicies are the Kubernetes NetworkPolicies of every namespace (network.go).
+	NetworkPolicies []NetworkPolicy `json:"networkPolicies,omitempty"`
+	// Routes are Gateway API HTTPRoutes and GRPCRoutes.
+	Routes []Route `json:"routes,omitempty"`
+	// IstioConfig are Sidecar, ServiceEntry, WorkloadEntry and WasmPlugin objects.
+	IstioConfig []IstioConfig `json:"istioConfig,omitempty"`
+	// PrimaryCNI is the primary CNI's configuration istio-cni depends on, nil when none was read.
+	PrimaryCNI *PrimaryCNI `json:"primaryCNI,omitempty"`
 
 	// Observation says how the snapshot was taken. It is not part of the mesh state: it is left out of
 	// the fingerprint and of equality between sources.
@@ -128,6 +136,45 @@ type Revision struct {
 	TrustedAccountsUnknown bool `json:"trustedAccountsUnknown,omitempty"`
 	// HelmRelease that installed it, when known.
 	HelmRelease string `json:"helmRelease,omitempty"`
+	// Settings holds the values of the discovery container's variables named in IstiodSettings that
+	// are set and readable; a variable that is not set is absent (istiod then uses its default).
+	Settings map[string]string `json:"settings,omitempty"`
+	// UnknownSettings names the variables of IstiodSettings set from a source the snapshot cannot
+	// read (valueFrom, envFrom), sorted.
+	UnknownSettings []string `json:"unknownSettings,omitempty"`
+}
+
+// Variables of istiod's discovery container that rules read (istio/istio@eed52ebb66ad:
+// pilot/pkg/features/pilot.go and tuning.go register them with their defaults).
+const (
+	// EnvUntaintControllers turns on istiod's node untaint controller; default false.
+	EnvUntaintControllers = "PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS"
+	// EnvUntaintTaintName is the taint that controller removes; default TaintCNINotReady. istiod
+	// reads it from 1.30.3 and 1.31.0 (release note 59499.yaml, advisory istio#57844).
+	EnvUntaintTaintName = "PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME"
+	// EnvMaxRecvMsgSize is istiod's gRPC receive limit in bytes (the misspelling is istiod's);
+	// default 4 MiB.
+	EnvMaxRecvMsgSize = "ISTIO_GPRC_MAXRECVMSGSIZE"
+	// DefaultMaxRecvMsgSize is EnvMaxRecvMsgSize's default, 4 MiB.
+	DefaultMaxRecvMsgSize = 4 * 1024 * 1024
+	// EnvDryRunAuthz makes istiod send dry-run AuthorizationPolicies to ztunnel; default false
+	// (pilot/pkg/features/ambient.go).
+	EnvDryRunAuthz = "AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY"
+)
+
+// IstiodSettings are the variables a snapshot keeps in Revision.Settings.
+var IstiodSettings = []string{EnvUntaintControllers, EnvUntaintTaintName, EnvMaxRecvMsgSize, EnvDryRunAuthz}
+
+// Setting returns a variable of Settings; known is false when it is set from a source the snapshot
+// cannot read, so that neither the value nor the default can be assumed.
+func (r Revision) Setting(name string) (value string, set, known bool) {
+	for _, u := range r.UnknownSettings {
+		if u == name {
+			return "", true, false
+		}
+	}
+	v, ok := r.Settings[name]
+	return v, ok, true
 }
 
 // Ready reports whether the revision has at least one replica and all desired replicas are ready.
@@ -332,6 +379,23 @@ type CNI struct {
 	// Pods per node, sorted by node.
 	Pods        []NodePod `json:"pods,omitempty"`
 	HelmRelease string    `json:"helmRelease,omitempty"`
+	// ConfigKeys are every key of ConfigMap istio-cni-config, sorted; nil when it was not read.
+	ConfigKeys []string `json:"configKeys,omitempty"`
+	// ExcludeNamespaces is the EXCLUDE_NAMESPACES key of istio-cni-config (the chart's
+	// excludeNamespaces), split at commas.
+	ExcludeNamespaces []string `json:"excludeNamespaces,omitempty"`
+	// ConfigMapEnv are the install-cni container's variables set from a ConfigMap key.
+	ConfigMapEnv []ConfigMapEnv `json:"configMapEnv,omitempty"`
+	// HostPaths are the pod template's hostPath volumes, by volume name (cni-bin-dir, cni-net-dir).
+	HostPaths map[string]string `json:"hostPaths,omitempty"`
+}
+
+// ConfigMapEnv is a container variable read from a ConfigMap key (valueFrom.configMapKeyRef).
+type ConfigMapEnv struct {
+	Env       string `json:"env"`
+	ConfigMap string `json:"configMap"`
+	Key       string `json:"key"`
+	Optional  bool   `json:"optional,omitempty"`
 }
 
 // Ztunnel is one ztunnel DaemonSet.
@@ -414,6 +478,14 @@ type Gateway struct {
 	ManagedBy string `json:"managedBy,omitempty"`
 	// HelmRelease that installed it (gateway chart), when known.
 	HelmRelease string `json:"helmRelease,omitempty"`
+	// Listeners of a Gateway API gateway, in spec order.
+	Listeners []GatewayListener `json:"listeners,omitempty"`
+	// Conditions are the status conditions of a Gateway API gateway (Accepted, Programmed), sorted
+	// by type.
+	Conditions []PolicyCondition `json:"conditions,omitempty"`
+	// Generation is a Gateway API gateway's metadata.generation, to tell whether Conditions
+	// describe its current spec.
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Ref names the gateway object.
@@ -465,7 +537,7 @@ const (
 )
 
 // NamespaceLabels are the mesh labels of a namespace that a snapshot keeps.
-var NamespaceLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace}
+var NamespaceLabels = []string{LabelInjection, LabelRev, LabelDataplaneMode, LabelUseWaypoint, LabelUseWaypointNamespace, LabelIngressUseWaypoint}
 
 // Namespace with its mesh labels and a summary of its pods.
 type Namespace struct {
@@ -534,7 +606,20 @@ type Workload struct {
 	// TerminationGracePeriodSeconds is the longest grace period of its pods (0 when none is set: the
 	// API server's default is 30).
 	TerminationGracePeriodSeconds int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// Annotations are the pod annotations of WorkloadAnnotationsKept its pods carry (the first
+	// value seen of each).
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// AgentCalls are the sidecar agent endpoints its containers' commands call
+	// ("127.0.0.1:15020/quitquitquit"), sorted.
+	AgentCalls []string `json:"agentCalls,omitempty"`
+	// NetworkProbes is true when its containers have HTTP, TCP or gRPC probes (kubelet connects to
+	// the pod; exec probes stay inside it).
+	NetworkProbes bool `json:"networkProbes,omitempty"`
 }
+
+// WorkloadAnnotationsKept are the pod annotation prefixes (ending in "/") and names a Workload keeps:
+// the sidecar's capture settings and the AWS VPC CNI's branch ENI.
+var WorkloadAnnotationsKept = []string{"traffic.sidecar.istio.io/", "vpc.amazonaws.com/pod-eni"}
 
 // Ref names the owning object.
 func (w Workload) Ref() ObjectRef {

@@ -92,6 +92,7 @@ type builder struct {
 	nodePods  map[string][]mesh.NodePod // namespace/daemonset → pods
 
 	mig migrationParts // Services and telemetry for namespace migration (migration.go)
+	net networkParts   // NetworkPolicies, routes, Istio config and more fields of read kinds (network.go)
 }
 
 func newBuilder() *builder {
@@ -104,6 +105,7 @@ func newBuilder() *builder {
 		workloads:   map[workloadKey]*workloadAgg{},
 		podNS:       map[string]*namespaceAgg{},
 		nodePods:    map[string][]mesh.NodePod{},
+		net:         newNetworkParts(),
 	}
 }
 
@@ -353,6 +355,19 @@ func (b *builder) addIstiod(d *appsv1.Deployment) {
 			r.TrustedAccountsUnknown = true
 		}
 	}
+	for _, name := range mesh.IstiodSettings {
+		v, found := env(c, name)
+		switch {
+		case !found:
+		case v.known:
+			if r.Settings == nil {
+				r.Settings = map[string]string{}
+			}
+			r.Settings[name] = v.value
+		default:
+			r.UnknownSettings = append(r.UnknownSettings, name)
+		}
+	}
 	b.revisions = append(b.revisions, r)
 }
 
@@ -408,6 +423,7 @@ func (b *builder) addDaemonSet(ds *appsv1.DaemonSet) {
 			cni.Image, cni.Version = c.Image, versionOf(c.Image)
 		}
 		b.cnis = append(b.cnis, cni)
+		b.noteCNIDaemonSet(ds)
 		b.noteRelease(ds, "cni")
 	case isZtunnel(tpl):
 		c := pickContainer(tpl.Spec.Containers, "", "ztunnel")
@@ -444,6 +460,7 @@ func (b *builder) addConfigMap(cm *corev1.ConfigMap) {
 		return
 	}
 	b.noteRelease(cm, "")
+	b.noteCNIConfigKeys(cm)
 	cfg := map[string]string{}
 	for k, v := range cm.Data {
 		if strings.HasPrefix(k, "AMBIENT_") || k == "CURRENT_AGENT_VERSION" {

@@ -32,6 +32,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	b.finishNamespaces(s)
 	b.finishGateways(s)
 	b.mig.finish(s)
+	b.finishNetwork(s)
 	releases, err := b.finishHelm()
 	if err != nil {
 		return nil, err

@@ -176,4 +176,5 @@ func (b *builder) addGateway(u *unstructured.Unstructured) {
 	}
 	g.Waypoint = g.Class == waypointClass || g.WaypointFor != ""
 	b.apiGateways = append(b.apiGateways, g)
+	b.noteGatewayExtras(u)
 }

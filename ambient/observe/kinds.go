@@ -6,6 +6,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -179,6 +180,26 @@ var kinds = []kind{
 		add: typedAdd((*builder).addScaledObject)},
 	{plural: "metrictemplates", group: "flagger.app", kind: "MetricTemplate", versions: []string{"v1beta1"}, form: untyped, optional: true,
 		add: typedAdd((*builder).addMetricTemplate)},
+	// The network a mesh runs in (network.go): what ambient changes about NetworkPolicies, the
+	// primary CNI, Gateway API routes and Istio configuration that sidecars applied.
+	{plural: "networkpolicies", group: "networking.k8s.io", kind: "NetworkPolicy", versions: []string{"v1"},
+		newList: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
+		add:     typedAdd((*builder).addNetworkPolicy)},
+	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
+		listOpts: []client.ListOption{client.MatchingFields{"metadata.name": ciliumConfigMapName}},
+		add:      typedAdd((*builder).addPrimaryCNIConfigMap)},
+	{plural: "httproutes", group: "gateway.networking.k8s.io", kind: "HTTPRoute", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: untypedAdd("HTTPRoute", (*builder).addRoute)},
+	{plural: "grpcroutes", group: "gateway.networking.k8s.io", kind: "GRPCRoute", versions: []string{"v1", "v1alpha2"}, form: untyped, optional: true,
+		add: untypedAdd("GRPCRoute", (*builder).addRoute)},
+	{plural: "sidecars", group: "networking.istio.io", kind: "Sidecar", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: typedAdd(istioConfigAdd("Sidecar"))},
+	{plural: "serviceentries", group: "networking.istio.io", kind: "ServiceEntry", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: typedAdd(istioConfigAdd("ServiceEntry"))},
+	{plural: "workloadentries", group: "networking.istio.io", kind: "WorkloadEntry", versions: []string{"v1", "v1beta1"}, form: untyped, optional: true,
+		add: typedAdd(istioConfigAdd("WorkloadEntry"))},
+	{plural: "wasmplugins", group: "extensions.istio.io", kind: "WasmPlugin", versions: []string{"v1alpha1"}, form: untyped, optional: true,
+		add: typedAdd(istioConfigAdd("WasmPlugin"))},
 }
 
 // untypedAdd hands a custom resource to a builder function that reads several kinds.

@@ -134,6 +134,14 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Group: "argoproj.io", Version: "v1alpha1", Kind: "ClusterAnalysisTemplateList"},
 	{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObjectList"},
 	{Group: "flagger.app", Version: "v1beta1", Kind: "MetricTemplateList"},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicyList"},
+	{Version: "v1", Kind: "ConfigMapList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRouteList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GRPCRouteList"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "SidecarList"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "ServiceEntryList"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "WorkloadEntryList"},
+	{Group: "extensions.istio.io", Version: "v1alpha1", Kind: "WasmPluginList"},
 }
 
 // expectedRecordLists are the Secret LISTs a live observation of the demo makes: one per namespace
@@ -248,7 +256,7 @@ func TestLiveOptionalAndFailingKinds(t *testing.T) {
 				}
 				return nil
 			},
-			wantSkipped: []string{"gateway.networking.k8s.io/Gateway"},
+			wantSkipped: []string{"gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"},
 			check: func(t *testing.T, s *mesh.Snapshot) {
 				for _, g := range s.Gateways {
 					if g.Kind == mesh.GatewayKindAPI {
@@ -293,7 +301,8 @@ func TestLiveOptionalAndFailingKinds(t *testing.T) {
 				}
 				return nil
 			},
-			wantSkipped: []string{"networking.istio.io/DestinationRule", "networking.istio.io/VirtualService",
+			wantSkipped: []string{"extensions.istio.io/WasmPlugin", "networking.istio.io/DestinationRule", "networking.istio.io/ServiceEntry",
+				"networking.istio.io/Sidecar", "networking.istio.io/VirtualService", "networking.istio.io/WorkloadEntry",
 				"security.istio.io/AuthorizationPolicy", "security.istio.io/PeerAuthentication", "security.istio.io/RequestAuthentication"},
 		},
 		{

@@ -191,6 +191,7 @@ func (b *builder) addNodeAgentPod(p *corev1.Pod, ztunnel bool) {
 // workloadOf returns the aggregate of the pod's owner, keeping only the labels all its pods share.
 func (b *builder) workloadOf(p *corev1.Pod) *workloadAgg {
 	key := podOwner(p)
+	b.notePodExtras(key, p)
 	w := b.workloads[key]
 	if w == nil {
 		w = &workloadAgg{nodes: map[string]bool{}, revLabel: p.Labels[labelRev], labels: map[string]string{}}

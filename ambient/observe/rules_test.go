@@ -236,6 +236,7 @@ func TestNodeAgentRules(t *testing.T) {
 		Config:      map[string]string{"AMBIENT_ENABLED": "true", "CURRENT_AGENT_VERSION": "1.29.2"},
 		Pods:        []mesh.NodePod{{Node: "n1", Pod: "cni-bbbbb", Version: mesh.MustParseVersion("1.29.2"), Ready: true}},
 		HelmRelease: "istio-cni",
+		ConfigKeys:  []string{"AMBIENT_ENABLED", "CNI_NET_DIR", "CURRENT_AGENT_VERSION", "LOG_LEVEL"},
 	}
 	if d := cmp.Diff(wantCNI, s.CNI); d != "" {
 		t.Errorf("CNI (-want +got):\n%s", d)

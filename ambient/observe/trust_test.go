@@ -150,3 +150,27 @@ func TestIstiodEnvironmentFollowsTheKubelet(t *testing.T) {
 		})
 	}
 }
+
+// TestIstiodSettingsRulesReadAreObserved: the untaint controller's variables (as the istiod chart
+// renders them with taint.enabled, istio/istio@eed52ebb66ad
+// manifests/charts/istio-control/istio-discovery/templates/deployment.yaml) and the gRPC limit
+// reach Revision.Settings; one from a Secret is named unknown, one unset is absent.
+func TestIstiodSettingsRulesReadAreObserved(t *testing.T) {
+	s := mustObserve(t, istiodWithEnv([]string{
+		`{name: PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS, value: "true"}`,
+		`{name: PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME, value: "example.com/cni-not-ready"}`,
+		`{name: ISTIO_GPRC_MAXRECVMSGSIZE, valueFrom: {secretKeyRef: {name: tuning, key: grpc}}}`,
+		`{name: PILOT_TRACE_SAMPLING, value: "1"}`,
+	}))
+	r := s.Revisions[0]
+	want := map[string]string{"PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS": "true", "PILOT_NODE_UNTAINT_CONTROLLERS_TAINT_NAME": "example.com/cni-not-ready"}
+	if d := cmp.Diff(want, r.Settings); d != "" {
+		t.Errorf("Settings (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"ISTIO_GPRC_MAXRECVMSGSIZE"}, r.UnknownSettings); d != "" {
+		t.Errorf("UnknownSettings (-want +got):\n%s", d)
+	}
+	if _, set, known := r.Setting("ISTIO_GPRC_MAXRECVMSGSIZE"); !set || known {
+		t.Errorf("a limit from a Secret: set=%v known=%v, want set and unknown", set, known)
+	}
+}

@@ -153,7 +153,7 @@ func TestLiveReadsKindsInParallelAndWithWatchLists(t *testing.T) {
 				if len(lists) > 0 {
 					t.Errorf("%d LIST requests, want none: every kind streams", len(lists))
 				}
-				// One watch per list a LIST observation makes: every kind (ConfigMaps twice) and the
+				// One watch per list a LIST observation makes: every kind (ConfigMaps three times) and the
 				// Helm records of two namespaces.
 				if len(watches) != len(expectedKinds)+len(expectedRecordLists)-1 {
 					t.Errorf("%d watches, want %d", len(watches), len(expectedKinds)+len(expectedRecordLists)-1)

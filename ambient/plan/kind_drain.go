@@ -23,6 +23,35 @@ type NodeDrain struct {
 	// KeepJobs leaves the pods of running Jobs alone: the drain waits until they finish (within its
 	// timeout) instead of stopping their work.
 	KeepJobs bool `json:"keepJobs,omitempty"`
+	// Expect is what the drain is expected to evict, as the snapshot the plan was made from showed
+	// the node, for the runbook's time estimate (EstimateTime). The executor does not read it.
+	Expect *DrainExpect `json:"expect,omitempty"`
+}
+
+// DrainExpect is what a drain is expected to evict, in the few numbers the time model needs (a
+// plan of a thousand nodes carries one per drain): the pods, the longest grace period of those no
+// budget covers, and the pods each budget covers.
+type DrainExpect struct {
+	// Pods counts the pods it evicts.
+	Pods int `json:"pods"`
+	// GraceSeconds is the longest termination grace period of the pods no budget covers (0: the API
+	// server's default, 30).
+	GraceSeconds int64 `json:"graceSeconds,omitempty"`
+	// Budgets are the pods budgets cover, by budget.
+	Budgets []ExpectedBudget `json:"budgets,omitempty"`
+}
+
+// ExpectedBudget is the pods of a drain one PodDisruptionBudget covers.
+type ExpectedBudget struct {
+	// Budget is "namespace/name"; Allowed the disruptions it allowed.
+	Budget  string `json:"budget"`
+	Allowed int32  `json:"allowed,omitempty"`
+	// Pods counts them; GraceSeconds is their longest grace period (0: the default, 30).
+	Pods         int   `json:"pods"`
+	GraceSeconds int64 `json:"graceSeconds,omitempty"`
+	// Stateful is set when a StatefulSet owns them: it recreates a pod only once the old one is
+	// gone, so each holds the budget for its grace period and its successor's start.
+	Stateful bool `json:"stateful,omitempty"`
 }
 
 // srcEviction: a drain evicts through the pods/eviction subresource.

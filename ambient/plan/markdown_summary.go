@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
@@ -229,26 +230,27 @@ func (t timing) waitList() string {
 	return strings.Join(out, ", ")
 }
 
-func (t timing) least() string {
-	if t.settle == 0 {
-		return "–"
+// spanCells formats a span as the Phases table's "at least", "expected" and "at most" cells.
+func spanCells(sp Span) (least, expected, most string) {
+	cell := func(d time.Duration) string {
+		if d <= 0 {
+			return "–"
+		}
+		return seconds(int64((d + time.Second/2) / time.Second))
 	}
-	return seconds(t.settle)
-}
-
-func (t timing) most() string {
-	if t.settle+t.timeouts == 0 && t.defaults == 0 {
-		return "–"
+	least, expected, most = cell(sp.Least), cell(sp.Expected), cell(sp.Most)
+	if sp.Open {
+		if most == "–" {
+			most = "0s"
+		}
+		most += " +"
 	}
-	s := seconds(t.settle + t.timeouts)
-	if t.defaults > 0 {
-		s += " +"
-	}
-	return s
+	return least, expected, most
 }
 
 func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
-	b.WriteString("| # | phase | steps | nodes | waits for | at least | at most |\n|---|---|---|---|---|---|---|\n")
+	est := EstimateTime(p, EstimateOptions{})
+	b.WriteString("| # | phase | steps | nodes | waits for | at least | expected | at most |\n|---|---|---|---|---|---|---|---|\n")
 	var total timing
 	nodes := 0
 	n := 0
@@ -256,9 +258,16 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 		name := phaseOf(p.Steps[i].ID)
 		j := i
 		var t timing
+		var sp Span
 		for j < len(p.Steps) && phaseOf(p.Steps[j].ID) == name {
 			t.add(&p.Steps[j])
+			sp.add(est.Steps[j])
 			j++
+		}
+		for _, w := range est.Waves {
+			if w.Start >= i && w.Start < j {
+				sp.add(w.Span)
+			}
 		}
 		var waves []string
 		for _, ws := range sets {
@@ -268,7 +277,8 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 			}
 		}
 		n++
-		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s |\n", n, name, j-i, orDash(strings.Join(waves, "; ")), t.waitList(), t.least(), t.most())
+		least, expected, most := spanCells(sp)
+		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s | %s |\n", n, name, j-i, orDash(strings.Join(waves, "; ")), t.waitList(), least, expected, most)
 		total.merge(t)
 		i = j
 	}
@@ -276,20 +286,17 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 	if nodes > 0 {
 		nodeCell = fmt.Sprintf("%d node passes", nodes)
 	}
-	fmt.Fprintf(b, "| | **all** | %d | %s | | %s | %s |\n\n", len(p.Steps), nodeCell, total.least(), total.most())
-	b.WriteString("*At least* is the time the health gates let the mesh settle; *at most* adds every drain and wait running to its timeout (+: some leave it to the executor's default).")
-	var uncounted []string
-	if total.helm > 0 {
-		uncounted = append(uncounted, plural(total.helm, "Helm change", "Helm changes")+" (each waits for its rollout)")
-	}
-	if total.restarts > 0 {
-		uncounted = append(uncounted, "restarts of "+plural(total.restarts, "workload", "workloads"))
-	}
+	least, expected, most := spanCells(est.Total)
+	fmt.Fprintf(b, "| | **all** | %d | %s | | %s | %s | %s |\n\n", len(p.Steps), nodeCell, least, expected, most)
+	o := EstimateOptions{}.withDefaults()
+	fmt.Fprintf(b, "The nodes of a wave go through their steps at the same time, so a wave takes as long as its slowest node. "+
+		"*At least* counts only what nothing shortens: the health gates letting the mesh settle and new ztunnels turning ready (%s), every evicted pod gone at once; "+
+		"*expected* has every evicted pod take its whole grace period (as the plan's snapshot showed them), PodDisruptionBudgets letting them go as fast as they allow (a replacement ready in %s), "+
+		"each Helm change take %s with its rollout, each batch of a restart %s and new nodes %s; "+
+		"*at most* runs every drain and wait to its timeout (+: some leave it to the executor's default).",
+		o.ZtunnelReady, o.ReplacementReady, o.HelmChange, o.Restart, o.NodeProvisioning)
 	if total.approvals > 0 {
-		uncounted = append(uncounted, plural(total.approvals, "approval", "approvals"))
-	}
-	if len(uncounted) > 0 {
-		b.WriteString(" Not counted: " + strings.Join(uncounted, ", ") + ".")
+		b.WriteString(" Not counted: " + plural(total.approvals, "approval", "approvals") + ".")
 	}
 	b.WriteString("\n\n")
 }

@@ -64,12 +64,12 @@ func generic(steps []Step, bl block) []Step {
 }
 
 // stepKey is a step as JSON without what the wave table shows per node or wave: its dependencies
-// (on the wave before), its wave, its node's pool and what may hold its drain.
+// (on the wave before), its wave, its node's pool, what may hold its drain and what it is expected to evict.
 func stepKey(s Step) string {
 	s.DependsOn, s.Wave = nil, nil
 	if s.Drain != nil {
 		d := *s.Drain
-		d.MayHold = nil
+		d.MayHold, d.Expect = nil, nil
 		s.Drain = &d
 	}
 	if s.Cordon != nil {
@@ -85,7 +85,7 @@ func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet, opts
 	steps := p.Steps
 	sl := slotsOf(steps, ws)
 	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.name), ws.summary())
-	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor runs one step at a time, so the nodes of a wave go one after another", plural(len(sl), "step", "steps"), nodePlaceholder)
+	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor moves the nodes of a wave at the same time (up to its MaxNodesAtOnce), each node's steps one after another", plural(len(sl), "step", "steps"), nodePlaceholder)
 	if len(ws.waves) > 1 {
 		b.WriteString("; a wave starts once the steps that close the wave before it have passed")
 	}
@@ -109,7 +109,7 @@ func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet, opts
 			renderStep(b, "after each wave: ", &trail[i], stepView{opts: opts, template: true})
 		}
 	}
-	renderWaveTiming(b, steps, ws)
+	renderWaveTiming(b, p, ws)
 	renderWaveTable(b, p, ws, sl, sameNodes(ws, sets), lastSets(sets))
 }
 
@@ -266,36 +266,54 @@ func trailTemplate(steps []Step, ws waveSet) []Step {
 	return nil
 }
 
-func renderWaveTiming(b *strings.Builder, steps []Step, ws waveSet) {
-	var all, first timing
+// renderWaveTiming says what the waves of a set wait for and how long they take, by EstimateTime:
+// the first wave and, when there are more, all of them, each with the steps that close it.
+func renderWaveTiming(b *strings.Builder, p *Plan, ws waveSet) {
+	steps := p.Steps
+	est := EstimateTime(p, EstimateOptions{})
+	var first timing
+	var firstSpan, all Span
 	for n, w := range ws.waves {
 		var t timing
-		for _, i := range w.lead {
+		var sp Span
+		for _, i := range append(append([]int(nil), w.lead...), w.trail...) {
 			t.add(&steps[i])
+			sp.add(est.Steps[i])
 		}
 		for _, bl := range w.blocks {
 			for i := bl.start; i < bl.end; i++ {
 				t.add(&steps[i])
+				if steps[i].Wave == nil { // a planner's batch without explicit waves: its steps one by one
+					sp.add(est.Steps[i])
+				}
 			}
 		}
-		for _, i := range w.trail {
-			t.add(&steps[i])
+		for _, we := range est.Waves {
+			if we.Start >= bl0(w) && we.Start < blEnd(w) {
+				sp.add(we.Span)
+			}
 		}
 		if n == 0 {
-			first = t
+			first, firstSpan = t, sp
 		}
-		all.merge(t)
+		all.add(sp)
 	}
-	if all.settle+all.timeouts == 0 && all.defaults == 0 && all.approvals == 0 {
+	if all.Most == 0 && all.Expected == 0 && !all.Open && first.approvals == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Time: the first wave (%s) waits for %s: at least %s, at most %s.",
-		plural(len(ws.waves[0].blocks), "node", "nodes"), first.waitList(), first.least(), first.most())
+	least, expected, most := spanCells(firstSpan)
+	fmt.Fprintf(b, "Time: the first wave (%s) waits for %s: at least %s, expected %s, at most %s.",
+		plural(len(ws.waves[0].blocks), "node", "nodes"), first.waitList(), least, expected, most)
 	if len(ws.waves) > 1 {
-		fmt.Fprintf(b, " All %d waves: at least %s, at most %s.", len(ws.waves), all.least(), all.most())
+		least, expected, most = spanCells(all)
+		fmt.Fprintf(b, " All %d waves: at least %s, expected %s, at most %s.", len(ws.waves), least, expected, most)
 	}
 	b.WriteString("\n\n")
 }
+
+// bl0 and blEnd are the first step of a wave's first block and the end of its last.
+func bl0(w wave) int   { return w.blocks[0].start }
+func blEnd(w wave) int { return w.blocks[len(w.blocks)-1].end }
 
 // renderWaveTable writes a row per wave: its nodes, their pools, how their steps differ from the
 // template, and what may hold them (what their drains name, the findings about them).

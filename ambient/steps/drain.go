@@ -46,6 +46,8 @@ type DrainNode struct {
 	Blocked bool
 	// MayHold says what may hold the drain, by name, as plan.NodeDrain.MayHold does.
 	MayHold []string
+	// Expect is what the drain is expected to evict, for the runbook's time estimate.
+	Expect *plan.DrainExpect
 }
 
 // DrainOrder returns the nodes in the order to drain them: nodes no budget blocks first, then fewer
@@ -59,6 +61,7 @@ func (b *Builder) DrainOrder(s *mesh.Snapshot, ix *Index, nodes []mesh.Node, amb
 		d := DrainNode{Node: n, Ambient: ambient[n.Name] > 0}
 		if d.Ambient {
 			d.MayHold, d.Stateful, d.Blocked = b.mayHold(ix, n.Name)
+			d.Expect = ix.expect(n.Name)
 		}
 		out = append(out, d)
 	}
@@ -115,6 +118,76 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 	}
 	sort.Strings(hold)
 	return hold, stateful, blocked
+}
+
+// expect is what a drain of the node evicts, for the time model: its pods (a workload's pods spread
+// evenly over its nodes), the longest grace period of those no budget covers, and the pods each
+// budget covers. A grace period of the API server's default (30s, also when a pod sets none) is left
+// out (0), which keeps the plan of a thousand nodes short.
+func (ix *Index) expect(node string) *plan.DrainExpect {
+	e := &plan.DrainExpect{}
+	for _, w := range ix.byNode[node] {
+		if w.Kind == "DaemonSet" {
+			continue
+		}
+		pods := 1
+		if n := len(w.Nodes); n > 0 && w.Pods > n {
+			pods = (w.Pods + n - 1) / n
+		}
+		grace := w.TerminationGracePeriodSeconds
+		if grace == 30 { // k8s.io/api@v0.37.2 core/v1 types.go DefaultTerminationGracePeriodSeconds
+			grace = 0
+		}
+		e.Pods += pods
+		bud, ok := ix.budgetOf(w)
+		if !ok {
+			e.GraceSeconds = longerGrace(e.GraceSeconds, grace)
+			continue
+		}
+		e.Budgets = addExpected(e.Budgets, plan.ExpectedBudget{Budget: bud.Namespace + "/" + bud.Name, Allowed: bud.DisruptionsAllowed,
+			Pods: pods, GraceSeconds: grace, Stateful: w.Kind == "StatefulSet"})
+	}
+	if e.Pods == 0 {
+		return nil
+	}
+	return e
+}
+
+// budgetOf is the budget covering the workload's pods, if any.
+func (ix *Index) budgetOf(w *mesh.Workload) (mesh.PodDisruptionBudget, bool) {
+	for _, bud := range ix.budgets[w.Namespace] {
+		if bud.Selector.Matches(w.Labels) {
+			return bud, true
+		}
+	}
+	return mesh.PodDisruptionBudget{}, false
+}
+
+// longerGrace is the longer of two grace periods in seconds, 0 standing for the default (30).
+func longerGrace(a, b int64) int64 {
+	eff := func(g int64) int64 {
+		if g == 0 {
+			return 30
+		}
+		return g
+	}
+	if l := max(eff(a), eff(b)); l != 30 {
+		return l
+	}
+	return 0
+}
+
+// addExpected adds a budget's pods, merging them with those of the same budget.
+func addExpected(bs []plan.ExpectedBudget, b plan.ExpectedBudget) []plan.ExpectedBudget {
+	for i := range bs {
+		if bs[i].Budget == b.Budget {
+			bs[i].Pods += b.Pods
+			bs[i].GraceSeconds = longerGrace(bs[i].GraceSeconds, b.GraceSeconds)
+			bs[i].Stateful = bs[i].Stateful || b.Stateful
+			return bs
+		}
+	}
+	return append(bs, b)
 }
 
 // blockedBy records that a budget allowing no disruption holds the drain of node (where it covers
@@ -195,7 +268,7 @@ func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
 		Reason: reason,
 		Risk:   plan.RiskHigh,
 		Drain: &plan.NodeDrain{Node: node, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
-			MayHold: d.MayHold},
+			MayHold: d.MayHold, Expect: d.Expect},
 		Postconditions: []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{}, fmt.Sprintf("only DaemonSet pods are left on %s", node))},
 		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + node + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
 			Uncordon: &plan.NodeRef{Node: node}},

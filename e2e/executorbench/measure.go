@@ -305,11 +305,15 @@ type Timing struct {
 	Evicted      int `json:"evicted"`
 	// Instant counts the evicted pods this cluster deletes at once whatever their grace period (kwok
 	// without the timing opt-in): the model counts them with no grace, as the cluster plays them.
-	Instant int            `json:"instant"`
-	PerWave []WaveTiming   `json:"perWave"`
-	Model   limit.Result   `json:"model"`
-	Input   limit.Input    `json:"input"`
-	Budgets map[string]int `json:"budgets"`
+	Instant int `json:"instant"`
+	// Estimate is the runbook's Phases estimate of the same waves and batch gates (plan.EstimateTime
+	// on what the plan's snapshot expected each drain to evict, with the bench's ztunnel readiness):
+	// the same model as the limit, fed the plan instead of what the cluster did.
+	Estimate plan.Span      `json:"estimate"`
+	PerWave  []WaveTiming   `json:"perWave"`
+	Model    limit.Result   `json:"model"`
+	Input    limit.Input    `json:"input"`
+	Budgets  map[string]int `json:"budgets"`
 }
 
 // WaveTiming is one wave: its limit and its measured wall time.
@@ -452,4 +456,24 @@ func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, z
 	}
 	t.MaxDraining = limit.MaxOverlap(all)
 	return t
+}
+
+// planEstimate is the runbook's estimate of the plan's waves and of the batch health gates that
+// close them: what limit_s measures, predicted from the plan alone.
+func planEstimate(p *plan.Plan, ztunnelReady time.Duration) plan.Span {
+	est := plan.EstimateTime(p, plan.EstimateOptions{ZtunnelReady: ztunnelReady})
+	var sp plan.Span
+	for _, w := range est.Waves {
+		sp.Least += w.Least
+		sp.Expected += w.Expected
+		sp.Most += w.Most
+	}
+	for i, s := range p.Steps {
+		if s.HealthGate != nil && strings.Contains(s.ID, "/batch/") {
+			sp.Least += est.Steps[i].Least
+			sp.Expected += est.Steps[i].Expected
+			sp.Most += est.Steps[i].Most
+		}
+	}
+	return sp
 }

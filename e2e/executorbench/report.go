@@ -195,6 +195,8 @@ func (r Report) text() string {
 			i+1, pw.Nodes, pw.Pods, w.Total.Seconds(), w.Drain.Seconds(), w.SlowestNode, w.Longest.Seconds(), w.Ztunnel.Seconds(), w.Settle.Seconds(), pw.WallSeconds, pw.MaxDraining)
 	}
 	fmt.Fprintf(&b, "  limit_s: %.1f\n", t.LimitSeconds)
+	fmt.Fprintf(&b, "  estimate_s: at least %.1f, expected %.1f, at most %.1f (the runbook's Phases model on the plan's snapshot; limit_s is the same model on what the cluster did)\n",
+		t.Estimate.Least.Seconds(), t.Estimate.Expected.Seconds(), t.Estimate.Most.Seconds())
 	fmt.Fprintf(&b, "  wall_s: %.1f (first wave's first node step started to last batch gate finished; whole Apply %.1f)\n", t.WallSeconds, r.WallSeconds)
 	fmt.Fprintf(&b, "  requests_per_node_beyond_evictions: %.2f (node steps and batch gates)\n", per(r.NodeSteps)+per(r.Gates))
 	fmt.Fprintf(&b, "  executor_cpu_share: %.2f%% (%.1fs CPU over %.1fs wall)\n", 100*r.CPUSeconds/max(r.WallSeconds, 1e-9), r.CPUSeconds, r.WallSeconds)

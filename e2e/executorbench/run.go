@@ -300,6 +300,7 @@ func run(o runOpts) error {
 	}
 	rep := att.report(o.strategy, p, before, counter.snapshot(), cpu, wall)
 	rep.Timing = timing(p, times, evicted, budgets, o.ztunnelReady, o.strategy == "node-by-node", o.graceAll)
+	rep.Timing.Estimate = planEstimate(p, o.ztunnelReady)
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(filepath.Join(o.out, "report-"+o.strategy+".json"), b, 0o644); err != nil {
 		return err

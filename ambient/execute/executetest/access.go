@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -102,35 +103,49 @@ func listGVK(gvk schema.GroupVersionKind) schema.GroupVersionKind {
 }
 
 // recorded wraps the world's interceptors: reviews are answered first, every other request is
-// recorded, then handed on.
+// recorded, then handed on. Requests are served one at a time (the world's simulations of the
+// controllers read, then write), in whatever order concurrent callers make them; a watch is served
+// from the store as it changes.
 func (w *World) recorded(f interceptor.Funcs) interceptor.Funcs {
-	get, list, create, update, patch, apply, del, sub := f.Get, f.List, f.Create, f.Update, f.Patch, f.Apply, f.Delete, f.SubResourceCreate
+	get, list, create, update, patch, apply, del, sub, wat := f.Get, f.List, f.Create, f.Update, f.Patch, f.Apply, f.Delete, f.SubResourceCreate, f.Watch
 	f.Get = func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		defer w.serve()()
 		w.request("get", w.gvkOf(obj), "", key.Namespace, key.Name)
 		return get(ctx, c, key, obj, opts...)
 	}
 	f.List = func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
+		defer w.serve()()
 		lo := &client.ListOptions{}
 		lo.ApplyOptions(opts)
 		w.request("list", listGVK(w.gvkOf(l)), "", lo.Namespace, "")
 		return list(ctx, c, l, opts...)
 	}
+	f.Watch = func(ctx context.Context, c client.WithWatch, l client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+		lo := &client.ListOptions{}
+		lo.ApplyOptions(opts)
+		w.request("watch", listGVK(w.gvkOf(l)), "", lo.Namespace, "")
+		return wat(ctx, c, l, opts...)
+	}
 	f.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		if r, ok := obj.(*authorizationv1.SelfSubjectAccessReview); ok {
 			return w.review(r)
 		}
+		defer w.serve()()
 		w.request("create", w.gvkOf(obj), "", obj.GetNamespace(), "") // a POST names no object
 		return create(ctx, c, obj, opts...)
 	}
 	f.Update = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		defer w.serve()()
 		w.request("update", w.gvkOf(obj), "", obj.GetNamespace(), obj.GetName())
 		return update(ctx, c, obj, opts...)
 	}
 	f.Patch = func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+		defer w.serve()()
 		w.request("patch", w.gvkOf(obj), "", obj.GetNamespace(), obj.GetName())
 		return patch(ctx, c, obj, p, opts...)
 	}
 	f.Apply = func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+		defer w.serve()()
 		b, _ := json.Marshal(obj)
 		u := &unstructured.Unstructured{}
 		_ = json.Unmarshal(b, &u.Object)
@@ -144,12 +159,20 @@ func (w *World) recorded(f interceptor.Funcs) interceptor.Funcs {
 		return apply(ctx, c, obj, opts...)
 	}
 	f.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+		defer w.serve()()
 		w.request("delete", w.gvkOf(obj), "", obj.GetNamespace(), obj.GetName())
 		return del(ctx, c, obj, opts...)
 	}
 	f.SubResourceCreate = func(ctx context.Context, c client.Client, s string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+		defer w.serve()()
 		w.request("create", w.gvkOf(obj), s, obj.GetNamespace(), obj.GetName())
 		return sub(ctx, c, s, obj, subObj, opts...)
 	}
 	return f
+}
+
+// serve takes the world's API for one request; the returned func gives it back.
+func (w *World) serve() func() {
+	w.api.Lock()
+	return w.api.Unlock
 }

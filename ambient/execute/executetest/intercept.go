@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
@@ -166,6 +167,12 @@ func (w *World) funcs() interceptor.Funcs {
 			}
 			w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 			return w.wrote()
+		},
+		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+			if err := w.pre(ctx, "watch", strings.TrimSuffix(w.kindOf(list), "List"), false); err != nil {
+				return nil, err
+			}
+			return c.Watch(ctx, list, opts...)
 		},
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, opts ...client.SubResourceCreateOption) error {
 			if err := w.pre(ctx, "create", "Pod/"+sub, false); err != nil {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -28,6 +29,13 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
+
+func init() {
+	// The fake API server's watches buffer what they have not delivered yet in a channel of this
+	// size, and fail when it is full; the executor's watches read them as they come, but a test may
+	// make thousands of changes at once.
+	watch.DefaultChanSize = 1 << 14
+}
 
 // Start is when every World's clock starts.
 var Start = time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC)
@@ -64,8 +72,10 @@ type World struct {
 	// OnChart, when set, is called after the world played a chart change.
 	OnChart func(ctx context.Context, op string, rel execute.Release)
 
-	t  Reporter
-	mu sync.Mutex
+	t Reporter
+	// api serves the requests of Client one at a time.
+	api sync.Mutex
+	mu  sync.Mutex
 	// calls counts every call that reached the fake API server, "verb Kind"; bookkeeping the
 	// journal, lease and backup calls; effects the writes that changed the mesh, "verb object".
 	calls, bookkeeping, effects map[string]int

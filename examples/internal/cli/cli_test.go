@@ -202,11 +202,13 @@ func TestProgressOnAPipeIsOneLinePerEventWithoutControlCodes(t *testing.T) {
 		p.Observe(ev)
 	}
 	p.Observe(execute.Event{Type: execute.EventStepProgress, StepID: "s", Index: 1, Total: 1, Message: "still going"})
+	p.Observe(execute.Event{Type: execute.EventWaveProgress, Total: 3, Message: "wave 1/1 w: draining 2 (a: PDB shop/db; b)"})
 	p.End()
 	wantTTY := "[2/3] StepStarted ztunnel/node/a/drain: drain a\n" +
 		"\r\x1b[K[2/3] StepProgress ztunnel/node/a/drain: node a: 1/2 pods evicted" +
 		"\r\x1b[K[2/3] WaitingOnPDB ztunnel/node/a/drain: waiting on shop/db\n" +
-		"\r\x1b[K[1/1] StepProgress s: still going\n"
+		"\r\x1b[K[1/1] StepProgress s: still going" +
+		"\r\x1b[KWaveProgress: wave 1/1 w: draining 2 (a: PDB shop/db; b)\n"
 	if out.String() != wantTTY {
 		t.Errorf("terminal output %q\nwant %q", out.String(), wantTTY)
 	}

@@ -96,7 +96,8 @@ func (p *Progress) Observe(ev execute.Event) {
 		if r := []rune(line); len(r) > 160 { // one screen line
 			line = string(r[:157]) + "..."
 		}
-		if ev.Type == execute.EventStepProgress || ev.Type == execute.EventRetry {
+		// A wave's progress (its nodes draining, what holds each, its ETA) is a live line too.
+		if ev.Type == execute.EventStepProgress || ev.Type == execute.EventRetry || ev.Type == execute.EventWaveProgress {
 			fmt.Fprint(p.w, "\r\033[K"+line) // rewritten by the next event
 			p.open = true
 			return

@@ -1,0 +1,448 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Waits wake on watches. A step that waits (a drain for its evicted pods to go or for a budget to
+// allow the next eviction, a wait for a node's new ztunnel to turn ready, a verification for a
+// rollout to complete or a Deployment to be available) names what it waits on as interests: events of
+// a kind (pods, PodDisruptionBudgets, Deployments, DaemonSets, StatefulSets), of an object or of the
+// pods on a node, and which of them matter (the last evicted pod deleted, a ready ztunnel pod). The
+// run's watch hub keeps one cluster-wide watch per kind, started the first time a step waits on it
+// from a fresh resourceVersion (one LIST with limit=1, then one WATCH), and continued from the last
+// resourceVersion it saw when the API server ends it. A lane registers its step's interests before
+// the step's unit runs, so what happens while the unit runs is judged once the unit says what it
+// waits for; then the lane sleeps until an event it waits for, at the latest watchResync later (and
+// its step's own deadlines). A watch that the API server refuses (RBAC, a client without Watch) or
+// that breaks is left off: the steps waiting on it poll with Options.PollInterval as they would
+// without watches, and the hub tries again with backoff, from a fresh LIST, at the next unit that
+// waits on it.
+
+// watchResync is how long a lane whose wait is served by healthy watches sleeps at most before it
+// looks again anyway.
+const watchResync = 30 * time.Second
+
+// watchKind is a kind of object the executor watches.
+type watchKind int
+
+const (
+	watchPods watchKind = iota
+	watchBudgets
+	watchDeployments
+	watchDaemonSets
+	watchStatefulSets
+	numWatchKinds
+)
+
+// watchKinds are the kinds' lists, resources (for the permissions) and names.
+var watchKinds = [numWatchKinds]struct {
+	name, group, resource string
+	list                  func() client.ObjectList
+}{
+	watchPods:         {"pods", "", "pods", func() client.ObjectList { return &corev1.PodList{} }},
+	watchBudgets:      {"PodDisruptionBudgets", "policy", "poddisruptionbudgets", func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }},
+	watchDeployments:  {"Deployments", "apps", "deployments", func() client.ObjectList { return &appsv1.DeploymentList{} }},
+	watchDaemonSets:   {"DaemonSets", "apps", "daemonsets", func() client.ObjectList { return &appsv1.DaemonSetList{} }},
+	watchStatefulSets: {"StatefulSets", "apps", "statefulsets", func() client.ObjectList { return &appsv1.StatefulSetList{} }},
+}
+
+// interest is what a waiting lane waits on: the events of a kind that concern it (namespace, name,
+// the node of a pod; "" for any) and, when wake is set, which of those wake it (nil: any does).
+type interest struct {
+	kind                  watchKind
+	namespace, name, node string
+	wake                  func(t watch.EventType, obj client.Object) bool
+}
+
+func (i interest) concerns(k watchKind, obj client.Object) bool {
+	if i.kind != k || (i.namespace != "" && obj.GetNamespace() != i.namespace) || (i.name != "" && obj.GetName() != i.name) {
+		return false
+	}
+	if i.node != "" {
+		p, ok := obj.(*corev1.Pod)
+		return ok && p.Spec.NodeName == i.node
+	}
+	return true
+}
+
+// waiter is a lane's registration with the hub.
+type waiter struct {
+	interests []interest
+	// poll is true when some of what the lane waits for has no interest: it looks again at its poll
+	// interval whatever the watches say.
+	poll bool
+	// deadline, when set, is when the lane's step times out: it looks again then at the latest.
+	deadline time.Time
+	// inUnit is true while the lane's unit runs: events are kept in buf and judged when it ends.
+	inUnit bool
+	buf    []watchEvent
+	// missed is set when the watch of a kind it waits on lost events while the unit ran.
+	missed bool
+	woken  bool
+}
+
+type watchEvent struct {
+	kind watchKind
+	typ  watch.EventType
+	obj  client.Object
+}
+
+// watchHub is a run's watches and the lanes waiting on them.
+type watchHub struct {
+	e      *Executor
+	c      client.WithWatch
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	kinds   [numWatchKinds]*kindWatch
+	waiters map[*run]*waiter
+	// signal receives a value whenever a lane is woken.
+	signal chan struct{}
+}
+
+// kindWatch is the watch of one kind.
+type kindWatch struct {
+	kind     watchKind
+	start    sync.Mutex // held while the watch starts
+	healthy  bool
+	refused  bool      // the API server refuses it for good (RBAC, method): never tried again
+	retryAt  time.Time // a broken watch is tried again from then on
+	backoff  wait.Backoff
+	rv       string
+	syncReqs chan chan struct{}
+}
+
+// newWatchHub returns the hub of a run over c, nil when c cannot watch.
+func newWatchHub(ctx context.Context, e *Executor) *watchHub {
+	c, ok := e.c.(client.WithWatch)
+	if !ok {
+		return nil
+	}
+	h := &watchHub{e: e, c: c, waiters: map[*run]*waiter{}, signal: make(chan struct{}, 1)}
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for k := range h.kinds {
+		h.kinds[k] = &kindWatch{kind: watchKind(k), syncReqs: make(chan chan struct{}),
+			backoff: wait.Backoff{Duration: time.Second, Factor: 2, Cap: 5 * time.Minute, Steps: 1 << 30}}
+	}
+	return h
+}
+
+// stop ends the watches.
+func (h *watchHub) stop() {
+	if h == nil {
+		return
+	}
+	h.cancel()
+	h.wg.Wait()
+}
+
+// arm registers a lane about to run a unit of a step that may wait on ints, starting the watches
+// they need.
+func (h *watchHub) arm(ctx context.Context, r *run, ints []interest) {
+	if h == nil {
+		return
+	}
+	var need [numWatchKinds]bool
+	for _, i := range ints {
+		need[i.kind] = true
+	}
+	for k, n := range need {
+		if n {
+			h.ensure(ctx, h.kinds[k])
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(ints) == 0 {
+		delete(h.waiters, r)
+		return
+	}
+	h.waiters[r] = &waiter{interests: ints, inUnit: true}
+}
+
+// settle replaces what the lane waits on when its unit ends (nil w: nothing) and judges the events
+// that came while it ran. It reports whether every interest is served by a healthy watch.
+func (h *watchHub) settle(r *run, w *waiter) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.waiters[r]
+	if w == nil || len(w.interests) == 0 {
+		delete(h.waiters, r)
+		return false
+	}
+	w.inUnit = false
+	if old != nil {
+		w.woken = old.missed
+		for _, ev := range old.buf {
+			if w.judge(ev) {
+				w.woken = true
+			}
+		}
+	}
+	h.waiters[r] = w
+	served := !w.poll
+	for _, i := range w.interests {
+		served = served && h.kinds[i.kind].healthy
+	}
+	return served
+}
+
+// judge reports whether ev wakes the waiter.
+func (w *waiter) judge(ev watchEvent) bool {
+	for _, i := range w.interests {
+		if i.concerns(ev.kind, ev.obj) && (i.wake == nil || i.wake(ev.typ, ev.obj)) {
+			return true
+		}
+	}
+	return false
+}
+
+// woken reports whether an event woke the lane since its last unit, and forgets it.
+func (h *watchHub) woken(r *run) bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.waiters[r]
+	return w != nil && w.woken
+}
+
+// forget drops a lane's registration.
+func (h *watchHub) forget(r *run) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	delete(h.waiters, r)
+	h.mu.Unlock()
+}
+
+// wakeChan receives a value when some lane was woken (nil without a hub: never).
+func (h *watchHub) wakeChan() <-chan struct{} {
+	if h == nil {
+		return nil
+	}
+	return h.signal
+}
+
+// sync returns once every event the watches have received so far is judged.
+func (h *watchHub) sync() {
+	if h == nil {
+		return
+	}
+	for _, kw := range h.kinds {
+		h.mu.Lock()
+		running := kw.healthy
+		h.mu.Unlock()
+		if !running {
+			continue
+		}
+		done := make(chan struct{})
+		select {
+		case kw.syncReqs <- done:
+			<-done
+		case <-h.ctx.Done():
+		case <-time.After(time.Second): // the watch just ended
+		}
+	}
+}
+
+// dispatch judges one event for every waiting lane.
+func (h *watchHub) dispatch(ev watchEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	woke := false
+	for _, w := range h.waiters {
+		if w.inUnit {
+			for _, i := range w.interests {
+				if i.concerns(ev.kind, ev.obj) {
+					w.buf = append(w.buf, ev)
+					break
+				}
+			}
+			continue
+		}
+		if !w.woken && w.judge(ev) {
+			w.woken, woke = true, true
+		}
+	}
+	if woke {
+		h.notify()
+	}
+}
+
+// wakeAll wakes every lane that waits on the kind: its watch missed events or broke.
+func (h *watchHub) wakeAll(k watchKind) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range h.waiters {
+		for _, i := range w.interests {
+			if i.kind == k {
+				w.woken, w.missed = true, w.inUnit
+			}
+		}
+	}
+	h.notify()
+}
+
+func (h *watchHub) notify() {
+	select {
+	case h.signal <- struct{}{}:
+	default:
+	}
+}
+
+// ensure starts the kind's watch unless it runs, is refused, or broke less than its backoff ago.
+func (h *watchHub) ensure(ctx context.Context, kw *kindWatch) {
+	kw.start.Lock()
+	defer kw.start.Unlock()
+	h.mu.Lock()
+	skip := kw.healthy || kw.refused || h.e.clock.Now().Before(kw.retryAt)
+	h.mu.Unlock()
+	if skip {
+		return
+	}
+	w, err := h.open(ctx, kw, "")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.broke(kw, err)
+		return
+	}
+	kw.healthy = true
+	kw.backoff.Duration = time.Second
+	h.wg.Add(1)
+	go h.loop(kw, w)
+}
+
+// open starts a watch of the kind from rv, or from a fresh LIST (limit 1) when rv is "".
+func (h *watchHub) open(ctx context.Context, kw *kindWatch, rv string) (watch.Interface, error) {
+	k := watchKinds[kw.kind]
+	if rv == "" {
+		l := k.list()
+		if err := h.c.List(ctx, l, client.Limit(1)); err != nil {
+			return nil, fmt.Errorf("list %s to start watching them: %w", k.name, err)
+		}
+		rv = l.(metav1.ListInterface).GetResourceVersion()
+	}
+	w, err := h.c.Watch(h.ctx, k.list(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", k.name, err)
+	}
+	kw.rv = rv
+	return w, nil
+}
+
+// broke marks a watch that failed to start or ended with an error; called with h.mu held.
+func (h *watchHub) broke(kw *kindWatch, err error) {
+	kw.healthy = false
+	if apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) || isStatus(err, http.StatusNotImplemented) {
+		kw.refused = true
+	}
+	kw.retryAt = h.e.clock.Now().Add(kw.backoff.Step())
+	h.e.log.Info("watch unavailable: waits on it poll", "kind", watchKinds[kw.kind].name, "refused", kw.refused, "retryAt", kw.retryAt, "error", err)
+}
+
+func isStatus(err error, code int32) bool {
+	var s apierrors.APIStatus
+	return errors.As(err, &s) && s.Status().Code == code
+}
+
+// loop receives a watch's events until the run ends; a watch the API server ends is continued from
+// the last resourceVersion, one that expired from a fresh LIST (waking every lane waiting on its
+// kind, which may have missed events).
+func (h *watchHub) loop(kw *kindWatch, w watch.Interface) {
+	defer h.wg.Done()
+	defer func() { w.Stop() }()
+	for {
+		select {
+		case <-h.ctx.Done():
+			return
+		case req := <-kw.syncReqs:
+			h.drain(kw, w)
+			close(req)
+		case ev, ok := <-w.ResultChan():
+			if ok && h.handle(kw, ev) {
+				continue
+			}
+			w.Stop()
+			rv := kw.rv
+			if ok { // an error event: the resourceVersion expired
+				rv = ""
+			}
+			nw, err := h.open(h.ctx, kw, rv)
+			if err != nil && rv != "" {
+				nw, err = h.open(h.ctx, kw, "")
+				rv = ""
+			}
+			if err != nil {
+				h.mu.Lock()
+				h.broke(kw, err)
+				h.mu.Unlock()
+				h.wakeAll(kw.kind)
+				return
+			}
+			if rv == "" {
+				h.wakeAll(kw.kind)
+			}
+			w = nw
+		}
+	}
+}
+
+// drain judges the events already received, without waiting for more.
+func (h *watchHub) drain(kw *kindWatch, w watch.Interface) {
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok || !h.handle(kw, ev) {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// handle takes one event; false for an error event.
+func (h *watchHub) handle(kw *kindWatch, ev watch.Event) bool {
+	switch ev.Type {
+	case watch.Error:
+		h.e.log.Debug("watch error event", "kind", watchKinds[kw.kind].name, "error", apierrors.FromObject(ev.Object))
+		return false
+	case watch.Bookmark:
+		if m, err := meta.Accessor(ev.Object); err == nil {
+			kw.rv = m.GetResourceVersion()
+		}
+		return true
+	}
+	obj, ok := ev.Object.(client.Object)
+	if !ok {
+		return true
+	}
+	kw.rv = obj.GetResourceVersion()
+	h.dispatch(watchEvent{kind: kw.kind, typ: ev.Type, obj: obj})
+	return true
+}

@@ -99,6 +99,12 @@ func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any))
 
 // helmCommand renders helm install/upgrade with the chart's source, version and every value, so that
 // the command, copied into a shell, sets exactly the plan's values (see SetFlags).
+//
+// It prints no --wait: readiness is what the step's printed checks wait for (kubectl wait, rollout
+// status), as the executor, which asks Helm for no wait either, does. Helm's --wait also waits for
+// every LoadBalancer Service to get an ingress address (helm.sh/helm/v3@v3.22.0 pkg/kube/ready.go,
+// serviceReady), so on a cluster without a load-balancer controller a gateway's upgrade would time
+// out and leave its release failed although the gateway runs.
 func helmCommand(verb string, h *HelmRelease) string {
 	c := fmt.Sprintf("helm %s %s %s -n %s", verb, h.Release, helmChartArgs(h.Chart), h.Namespace)
 	if h.ReuseValues {
@@ -106,9 +112,6 @@ func helmCommand(verb string, h *HelmRelease) string {
 	}
 	for _, f := range SetFlags(h.Values) {
 		c += " " + f
-	}
-	if verb == "upgrade" {
-		c += " --wait"
 	}
 	return c
 }

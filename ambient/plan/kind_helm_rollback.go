@@ -27,7 +27,8 @@ var helmRollbackKind = kindSpec{
 	},
 	commands: func(s *Step) []string {
 		r := s.HelmRollback
-		return []string{fmt.Sprintf("helm rollback %s %d -n %s --wait", r.Release, r.Revision, r.Namespace)}
+		// No --wait, as helmCommand prints none (its doc says why): readiness is the checks'.
+		return []string{fmt.Sprintf("helm rollback %s %d -n %s", r.Release, r.Revision, r.Namespace)}
 	},
 	failure: func(s *Step) string {
 		r := s.HelmRollback

@@ -22,13 +22,11 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 )
 
-// nodesPerPool makes the small cluster of this suite: 3 general and 3 batch nodes.
-const nodesPerPool = 3
-
 // newCluster starts a kwok cluster of its own (named name, Services from cidr, a loopback range no
-// other cluster of the run uses), installs Istio 1.30.3 from the real charts as the other suites do,
-// and creates the small fixtures (smallFixtures). The cluster is deleted when the test ends.
-func newCluster(t *testing.T, ctx context.Context, name, cidr string) *harness.Harness {
+// other cluster of the run uses) with nodesPerPool general and as many batch nodes, installs Istio
+// 1.30.3 from the real charts as the other suites do, and creates the small fixtures
+// (smallFixtures). The cluster is deleted when the test ends.
+func newCluster(t *testing.T, ctx context.Context, name, cidr string, nodesPerPool int) *harness.Harness {
 	t.Helper()
 	o, err := harness.OptionsFromEnv()
 	if err != nil {
@@ -66,7 +64,7 @@ func newCluster(t *testing.T, ctx context.Context, name, cidr string) *harness.H
 			t.Fatal(err)
 		}
 	}
-	if err := smallFixtures(ctx, h); err != nil {
+	if err := smallFixtures(ctx, h, nodesPerPool); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -74,9 +72,10 @@ func newCluster(t *testing.T, ctx context.Context, name, cidr string) *harness.H
 
 // smallFixtures creates what the small plans move: a sidecar namespace shop following tag
 // prod-stable (Deployment web, 2 replicas, a budget of one unavailable) on the general pool, and an
-// ambient namespace orders (Deployment orders, one pod on each general node, a budget of two
-// available). The batch pool runs no ambient pod, so its nodes are drained of ambient pods only.
-func smallFixtures(ctx context.Context, h *harness.Harness) error {
+// ambient namespace orders (Deployment orders, one pod on each of the nodesPerPool general nodes, a
+// budget of all but one available). The batch pool runs no ambient pod, so its nodes are drained of
+// ambient pods only.
+func smallFixtures(ctx context.Context, h *harness.Harness, nodesPerPool int) error {
 	cs := h.Clientset
 	if err := h.Fake.Sync(ctx); err != nil {
 		return err
@@ -91,14 +90,14 @@ func smallFixtures(ctx context.Context, h *harness.Harness) error {
 			return fmt.Errorf("create namespace %s: %w", ns, err)
 		}
 	}
-	one, two := intstr.FromInt32(1), intstr.FromInt32(2)
+	one, allButOne := intstr.FromInt32(1), intstr.FromInt(nodesPerPool-1)
 	for _, d := range []struct {
 		ns, name string
 		replicas int32
 		pdb      policyv1.PodDisruptionBudgetSpec
 	}{
 		{"shop", "web", 2, policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one}},
-		{"orders", "orders", nodesPerPool, policyv1.PodDisruptionBudgetSpec{MinAvailable: &two}},
+		{"orders", "orders", int32(nodesPerPool), policyv1.PodDisruptionBudgetSpec{MinAvailable: &allButOne}},
 	} {
 		sel := map[string]string{"app": d.name}
 		dep := &appsv1.Deployment{

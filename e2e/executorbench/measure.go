@@ -374,41 +374,8 @@ func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, z
 		inWave := map[string]bool{}
 		for _, n := range w.Nodes {
 			inWave[n] = true
-			ln := limit.Node{Name: n}
-			if nodeByNode {
-				ln.ZtunnelReady = ztunnelReady
-			}
-			var iv limit.Interval
-			for _, e := range byNode[n] {
-				lp := limit.Pod{Name: e.NS + "/" + e.Name, Grace: e.Grace}
-				if honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast; !honours {
-					lp.Grace = 0
-					t.Instant++
-				}
-				for _, b := range budgets {
-					if b.ns == e.NS && b.selector.Matches(labels.Set(e.Labels)) {
-						lp.Budget = b.name
-						break
-					}
-				}
-				switch e.Owner {
-				case "ReplicaSet":
-					lp.Hold = e.ReadyAfter // replaced at once; the budget waits for the new pod's readiness
-				default:
-					lp.Hold = lp.Grace + e.ReadyAfter // recreated once gone (StatefulSet), or not at all
-				}
-				ln.Pods = append(ln.Pods, lp)
-				gone := e.Gone
-				if gone.IsZero() {
-					gone = time.Now()
-				}
-				if iv.Start.IsZero() || e.Seen.Before(iv.Start) {
-					iv.Start = e.Seen
-				}
-				if gone.After(iv.End) {
-					iv.End = gone
-				}
-			}
+			ln, iv, instant := modelNode(n, byNode[n], budgets, ztunnelReady, nodeByNode, graceAll)
+			t.Instant += instant
 			if !iv.Start.IsZero() {
 				ivs = append(ivs, iv)
 				t.NodesDrained++
@@ -456,6 +423,49 @@ func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, z
 	}
 	t.MaxDraining = limit.MaxOverlap(all)
 	return t
+}
+
+// modelNode is one drained node as the model takes it (its evicted pods with the grace periods the
+// cluster honoured, their budgets and how long each holds its budget) and the interval its pods
+// were seen terminating; instant counts the pods whose grace the cluster did not honour.
+func modelNode(n string, evicted []*evictedPod, budgets []budget, ztunnelReady time.Duration, nodeByNode, graceAll bool) (limit.Node, limit.Interval, int) {
+	ln := limit.Node{Name: n}
+	if nodeByNode {
+		ln.ZtunnelReady = ztunnelReady
+	}
+	var iv limit.Interval
+	instant := 0
+	for _, e := range evicted {
+		lp := limit.Pod{Name: e.NS + "/" + e.Name, Grace: e.Grace}
+		if honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast; !honours {
+			lp.Grace = 0
+			instant++
+		}
+		for _, b := range budgets {
+			if b.ns == e.NS && b.selector.Matches(labels.Set(e.Labels)) {
+				lp.Budget = b.name
+				break
+			}
+		}
+		switch e.Owner {
+		case "ReplicaSet":
+			lp.Hold = e.ReadyAfter // replaced at once; the budget waits for the new pod's readiness
+		default:
+			lp.Hold = lp.Grace + e.ReadyAfter // recreated once gone (StatefulSet), or not at all
+		}
+		ln.Pods = append(ln.Pods, lp)
+		gone := e.Gone
+		if gone.IsZero() {
+			gone = time.Now()
+		}
+		if iv.Start.IsZero() || e.Seen.Before(iv.Start) {
+			iv.Start = e.Seen
+		}
+		if gone.After(iv.End) {
+			iv.End = gone
+		}
+	}
+	return ln, iv, instant
 }
 
 // planEstimate is the runbook's estimate of the plan's waves and of the batch health gates that

@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -147,88 +148,21 @@ func runCmd(args []string) error {
 func run(o runOpts) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	rc, err := connect(o.kubeconfig)
+	bc, err := connectBench(o.kubeconfig)
 	if err != nil {
 		return err
 	}
-	rc.QPS, rc.Burst = 500, 1000
-	admin := rest.CopyConfig(rc) // the bench's own requests (green nodes) are not the executor's
-	counter := newCounter()
-	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{rt: rt, c: counter} })
-	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
-	if err != nil {
-		return err
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(rc)
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(admin)
-	if err != nil {
-		return err
-	}
-	sv, err := cs.Discovery().ServerVersion()
-	if err != nil {
-		return err
-	}
+	rc, counter, c, dc, cs, sv := bc.rc, bc.counter, bc.c, bc.dc, bc.cs, bc.sv
 	live := func(ctx context.Context) (*mesh.Snapshot, error) {
 		return observe.Live(ctx, c, observe.Options{ServerVersion: dc})
 	}
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "[executorbench] "+format+"\n", a...) }
 
-	dir, err := charts.IstioChartsDir(ctx)
+	p, err := prepare(ctx, o, live)
 	if err != nil {
 		return err
 	}
-	h := &charts.Helm{Kubeconfig: o.kubeconfig, ChartsDir: dir, CacheDir: filepath.Join(o.out, "helm-cache"), ReleaseVersion: harness.IstioVersion}
-	// The charts the installation runs (istiod's trust list is upgraded at its own version), with
-	// ztunnel's at the target.
-	paths, err := h.StampCharts(filepath.Join(o.out, "charts-"+harness.IstioVersion), harness.IstioVersion)
-	if err != nil {
-		return err
-	}
-	next, err := h.StampCharts(filepath.Join(o.out, "charts-"+o.target), o.target)
-	if err != nil {
-		return err
-	}
-	// Charts at the running version stay reachable as chart@version: pinning blue and widening
-	// istiod's trust upgrade those releases at the version they run.
-	for chart, dir := range paths {
-		paths[chart+"@"+harness.IstioVersion] = dir
-	}
-	paths["ztunnel"] = next["ztunnel"]
-	snap, err := live(ctx)
-	if err != nil {
-		return err
-	}
-	target, err := mesh.ParseVersion(o.target)
-	if err != nil {
-		return err
-	}
-	p, err := makePlan(snap, o, target, paths)
-	if err != nil {
-		return err
-	}
-	for i := range p.Steps {
-		if g := p.Steps[i].HealthGate; g != nil {
-			g.SettleSeconds = int64(o.settle / time.Second)
-		}
-	}
-	if b, err := plan.EncodeYAML(p); err == nil {
-		_ = os.WriteFile(filepath.Join(o.out, "plan.yaml"), b, 0o644)
-	}
-	logf("%s plan: %d steps over %d nodes", o.strategy, len(p.Steps), len(snap.Nodes))
 
-	helm, err := helmsdk.New(helmsdk.Options{Config: rc, RepositoryCache: filepath.Join(o.out, "helm", "repository"),
-		RepositoryConfig: filepath.Join(o.out, "helm", "repositories.yaml"), RegistryConfig: filepath.Join(o.out, "helm", "registry.json")})
-	if err != nil {
-		return err
-	}
-	logs, err := os.Create(filepath.Join(o.out, "executor.log"))
-	if err != nil {
-		return err
-	}
-	defer logs.Close()
 	events, err := os.Create(filepath.Join(o.out, "events.jsonl"))
 	if err != nil {
 		return err
@@ -252,21 +186,11 @@ func run(o runOpts) error {
 			logf("green nodes: %d per pool created (%v)", o.green, greenErr)
 		}
 	}
-	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
-		Helm:         helm,
-		Snapshot:     live,
-		Identity:     "executorbench",
-		PollInterval: o.poll,
-		Probes: map[string]execute.Probe{"mesh-health": func(context.Context, string) (bool, string, error) {
-			return true, "", nil
-		}},
-		Approve:  func(context.Context, plan.Step) (bool, error) { return true, nil },
-		Observer: observer,
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
+	ex, closeLogs, err := benchExecutor(c, rc, o, live, observer)
 	if err != nil {
 		return err
 	}
+	defer closeLogs()
 	// The budgets and a watch on every pod, through the bench's own client: the model's input and
 	// the drains' overlap come from what the cluster did, not from what the executor says.
 	budgets, err := listBudgets(ctx, cs)
@@ -307,6 +231,125 @@ func run(o runOpts) error {
 	}
 	fmt.Print(rep.text())
 	return nil
+}
+
+// benchClients are the bench's clients: the executor's (counted, through rc) and the bench's own.
+type benchClients struct {
+	rc      *rest.Config
+	counter *counter
+	c       client.Client
+	dc      discovery.DiscoveryInterface
+	cs      kubernetes.Interface
+	sv      *version.Info
+}
+
+// connectBench makes the clients: the executor's requests are counted, the bench's own (green
+// nodes, budgets) go through an uncounted copy of the configuration.
+func connectBench(kubeconfig string) (*benchClients, error) {
+	rc, err := connect(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = 500, 1000
+	admin := rest.CopyConfig(rc) // the bench's own requests (green nodes) are not the executor's
+	counter := newCounter()
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{rt: rt, c: counter} })
+	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return nil, err
+	}
+	sv, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		return nil, err
+	}
+	return &benchClients{rc: rc, counter: counter, c: c, dc: dc, cs: cs, sv: sv}, nil
+}
+
+// benchExecutor is the executor under measure: the Helm SDK, live observation, a probe that is
+// always healthy, every approval granted, its log in the run folder.
+func benchExecutor(c client.Client, rc *rest.Config, o runOpts, live func(context.Context) (*mesh.Snapshot, error), observer func(execute.Event)) (*execute.Executor, func(), error) {
+	helm, err := helmsdk.New(helmsdk.Options{Config: rc, RepositoryCache: filepath.Join(o.out, "helm", "repository"),
+		RepositoryConfig: filepath.Join(o.out, "helm", "repositories.yaml"), RegistryConfig: filepath.Join(o.out, "helm", "registry.json")})
+	if err != nil {
+		return nil, nil, err
+	}
+	logs, err := os.Create(filepath.Join(o.out, "executor.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := execute.New(c, execute.Options{Gates: ambient.Gates(),
+		Helm:         helm,
+		Snapshot:     live,
+		Identity:     "executorbench",
+		PollInterval: o.poll,
+		Probes: map[string]execute.Probe{"mesh-health": func(context.Context, string) (bool, string, error) {
+			return true, "", nil
+		}},
+		Approve:  func(context.Context, plan.Step) (bool, error) { return true, nil },
+		Observer: observer,
+		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		logs.Close()
+		return nil, nil, err
+	}
+	return ex, func() { logs.Close() }, nil
+}
+
+// prepare stamps the charts (the running version's, and ztunnel's at the target) and plans the
+// ztunnel replacement of the live cluster, health gates settled to the bench's -settle.
+func prepare(ctx context.Context, o runOpts, live func(context.Context) (*mesh.Snapshot, error)) (*plan.Plan, error) {
+	dir, err := charts.IstioChartsDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := &charts.Helm{Kubeconfig: o.kubeconfig, ChartsDir: dir, CacheDir: filepath.Join(o.out, "helm-cache"), ReleaseVersion: harness.IstioVersion}
+	// The charts the installation runs (istiod's trust list is upgraded at its own version), with
+	// ztunnel's at the target.
+	paths, err := h.StampCharts(filepath.Join(o.out, "charts-"+harness.IstioVersion), harness.IstioVersion)
+	if err != nil {
+		return nil, err
+	}
+	next, err := h.StampCharts(filepath.Join(o.out, "charts-"+o.target), o.target)
+	if err != nil {
+		return nil, err
+	}
+	// Charts at the running version stay reachable as chart@version: pinning blue and widening
+	// istiod's trust upgrade those releases at the version they run.
+	for chart, dir := range paths {
+		paths[chart+"@"+harness.IstioVersion] = dir
+	}
+	paths["ztunnel"] = next["ztunnel"]
+	snap, err := live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, err := mesh.ParseVersion(o.target)
+	if err != nil {
+		return nil, err
+	}
+	p, err := makePlan(snap, o, target, paths)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Steps {
+		if g := p.Steps[i].HealthGate; g != nil {
+			g.SettleSeconds = int64(o.settle / time.Second)
+		}
+	}
+	if b, err := plan.EncodeYAML(p); err == nil {
+		_ = os.WriteFile(filepath.Join(o.out, "plan.yaml"), b, 0o644)
+	}
+	fmt.Fprintf(os.Stderr, "[executorbench] %s plan: %d steps over %d nodes\n", o.strategy, len(p.Steps), len(snap.Nodes))
+	return p, nil
 }
 
 // makePlan plans only the ztunnel replacement, with the real planner.

@@ -69,7 +69,11 @@ log "compiled in ${compile_s}s"
 
 t=$SECONDS
 status=0
-go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" "${extra[@]}" "${flags[@]}" "${pkgs[@]}" || status=$?
+# -p 1: packages that make their own kwok clusters (e2e, e2e/runbook) run one after the other. Their
+# clusters share the loopback Service range 127.96.0.0/16, where each fake istiod listens on its
+# webhook Service's ClusterIP:443; two at once can answer each other's API server (a bad
+# certificate), and two clusters on two cores slow both past their timeouts.
+go test -tags e2e -count=1 -p 1 -timeout "${E2E_TIMEOUT:-40m}" "${extra[@]}" "${flags[@]}" "${pkgs[@]}" || status=$?
 test_s=$((SECONDS - t))
 
 log "timings: binaries ${bins_s}s, compile ${compile_s}s, tests ${test_s}s, total $((SECONDS - t0))s (provider $provider)"

@@ -101,6 +101,8 @@ type upgradeRun struct {
 	rbac *leastPrivilege
 	// killedStep is the drain step that was in progress when the first process was killed.
 	killedStep string
+	// repeated counts the steps the killed run finished, unrecorded, that the resumed run finished again.
+	repeated int
 	// ztunnelStrategy is the ztunnel DaemonSet's update strategy before the upgrade, which node by
 	// node must leave exactly as it was.
 	ztunnelStrategy mesh.UpdateStrategy
@@ -364,6 +366,7 @@ func TestUpgrade(t *testing.T) {
 				repeated++
 			}
 			t.Logf("%d steps the killed run finished but had not recorded yet finished again in the resumed run", repeated)
+			u.repeated = repeated
 			if !second.stepsWith(string(execute.EventStepFinished))[u.killedStep] {
 				t.Errorf("the killed step %s did not finish in the resumed run", u.killedStep)
 			}
@@ -393,7 +396,7 @@ func TestUpgrade(t *testing.T) {
 		}).
 		Assess("kubectl get events shows the run on its journal", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			u := upgradeState(ctx, t)
-			checkRunEvents(ctx, t, u.hash, len(u.plan.Steps), u.killedStep, u.runs[0].identity)
+			checkRunEvents(ctx, t, u.hash, len(u.plan.Steps), u.repeated, u.killedStep, u.runs[0].identity)
 			return ctx
 		}).
 		Assess("no ambient node was ever without a ready ztunnel and no PodDisruptionBudget was violated", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {

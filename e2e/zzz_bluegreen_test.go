@@ -173,7 +173,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			// rules this plan derives. Green's namespace does not exist yet and its Role needs it:
 			// the RBAC creates it, which changes the cluster the plan was made from, so, as a person
 			// would, the test plans again and derives the RBAC again (the backup Secret is named for
-			// the plan). The new plan is the same steps, except that the namespace step no longer
+			// the plan). The new plan is the same steps, except that the namespace steps (green's, the probe's) no longer
 			// deletes on rollback a namespace the plan did not create.
 			if first := grantDerivedRBAC(ctx, t, p, snap); len(first.created) == 0 {
 				t.Fatalf("the RBAC created no namespace; want %s, which the plan installs green into", bgGreenNamespace)
@@ -184,7 +184,7 @@ func TestBlueGreenZtunnel(t *testing.T) {
 			again := makePlan(snap)
 			first := slices.Clone(p.Steps)
 			for i := range first {
-				if first[i].ID == "ztunnel/bluegreen/namespace" {
+				if first[i].ID == "ztunnel/bluegreen/namespace" || first[i].ID == "ztunnel/bluegreen/probe/namespace" {
 					first[i].Rollback = nil
 				}
 			}

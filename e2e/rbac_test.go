@@ -148,7 +148,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 		t.Fatal(err)
 	}
 	rc.QPS = -1 // no client-side limit: the preflights of the minimality check ask hundreds of reviews each
-	if lp.client, err = client.New(rc, client.Options{Scheme: observe.Scheme()}); err != nil {
+	if lp.client, err = client.NewWithWatch(rc, client.Options{Scheme: observe.Scheme()}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := kubernetes.NewForConfig(rc)

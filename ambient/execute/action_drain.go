@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,16 +167,35 @@ func sortDrain(pods []corev1.Pod, d *plan.NodeDrain, ambientNS map[string]bool) 
 	return ds, nil
 }
 
-// evict asks the Eviction API to evict each pod of ds.evict, once (dryRun=All in a dry run).
+// evictAtOnce bounds the evictions of one node's pass that are in flight together. A drain lasts as
+// long as its slowest pod takes to go, so its pods are evicted at once (as kubectl drain does) rather
+// than one after the other; the bound keeps a node with hundreds of pods from opening as many
+// requests.
+const evictAtOnce = 16
+
+// evict asks the Eviction API to evict each pod of ds.evict, once (dryRun=All in a dry run), up to
+// evictAtOnce at a time; the answers are sorted in ds in the pods' order.
 func (e *Executor) evict(ctx context.Context, r *run, d *plan.NodeDrain, ds *drainSet) error {
-	for _, p := range ds.evict {
-		ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-		var opts []client.SubResourceCreateOption
-		if r.dry {
-			ev.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
-			opts = append(opts, client.DryRunAll)
-		}
-		err := e.c.SubResource("eviction").Create(ctx, p, ev, opts...)
+	errs := make([]error, len(ds.evict))
+	sem := make(chan struct{}, evictAtOnce)
+	var wg sync.WaitGroup
+	for i, p := range ds.evict {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+			var opts []client.SubResourceCreateOption
+			if r.dry {
+				ev.DeleteOptions = &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}
+				opts = append(opts, client.DryRunAll)
+			}
+			errs[i] = e.c.SubResource("eviction").Create(ctx, p, ev, opts...)
+		}()
+	}
+	wg.Wait()
+	for i, p := range ds.evict {
+		err := errs[i]
 		switch {
 		case err == nil:
 			ds.evicted = append(ds.evicted, p.Namespace+"/"+p.Name)

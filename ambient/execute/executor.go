@@ -25,10 +25,15 @@ type Executor struct {
 	log     *slog.Logger
 	// emitting serialises the Observer: the lanes of a wave report at the same time.
 	emitting sync.Mutex
+	// noWatch logs once that the client cannot watch.
+	noWatch sync.Once
 }
 
 // New returns an executor writing through c. The client's scheme must know client-go's built-in
-// kinds (observe.Scheme does); objects of other kinds are handled as unstructured.
+// kinds (observe.Scheme does); objects of other kinds are handled as unstructured. Pass a client
+// that watches (client.NewWithWatch, a fake client): the waits of drains, ztunnel readiness and
+// rollouts then wake on watches. With a client that cannot watch (client.New) every wait polls at
+// Options.PollInterval, which costs an API request per waiting node and poll (Apply logs it).
 func New(c client.Client, opts Options) (*Executor, error) {
 	if c == nil {
 		return nil, errors.New("execute: client is nil; pass a controller-runtime client for the cluster")
@@ -128,7 +133,11 @@ func (e *Executor) begin(ctx context.Context, p *plan.Plan, requireJournal bool)
 	}
 	r.j.init(rec)
 	if !r.dry {
-		r.hub = newWatchHub(ctx, e)
+		if r.hub = newWatchHub(ctx, e); r.hub == nil {
+			e.noWatch.Do(func() {
+				e.log.Info("the client cannot watch (client.New): every wait polls at the poll interval; pass client.NewWithWatch", "pollInterval", e.opts.PollInterval)
+			})
+		}
 	}
 	ok = true
 	return r, nil

@@ -254,7 +254,7 @@ func connectBench(kubeconfig string) (*benchClients, error) {
 	admin := rest.CopyConfig(rc) // the bench's own requests (green nodes) are not the executor's
 	counter := newCounter()
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &countingTransport{rt: rt, c: counter} })
-	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
+	c, err := client.NewWithWatch(rc, client.Options{Scheme: observe.Scheme()})
 	if err != nil {
 		return nil, err
 	}

@@ -130,7 +130,8 @@ type Harness struct {
 	Cluster    *cluster.Cluster
 	RestConfig *rest.Config
 	Clientset  kubernetes.Interface
-	// Client is a controller-runtime client with observe.Scheme, for observe.Live.
+	// Client is a controller-runtime client with observe.Scheme and watches (client.NewWithWatch), for
+	// observe.Live and the executor, whose waits then wake on watches.
 	Client  client.Client
 	Gateway gatewayclient.Interface
 	Applier *kube.Applier
@@ -257,7 +258,7 @@ func (h *Harness) connect(kubeconfig string) error {
 	if h.Clientset, err = kubernetes.NewForConfig(rc); err != nil {
 		return err
 	}
-	if h.Client, err = client.New(rc, client.Options{Scheme: observe.Scheme()}); err != nil {
+	if h.Client, err = client.NewWithWatch(rc, client.Options{Scheme: observe.Scheme()}); err != nil {
 		return err
 	}
 	if h.Gateway, err = gatewayclient.NewForConfig(rc); err != nil {

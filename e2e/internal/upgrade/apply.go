@@ -128,7 +128,7 @@ func Apply(ctx context.Context, cfg Config, out, logs io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.New(rc, client.Options{Scheme: observe.Scheme()})
+	c, err := client.NewWithWatch(rc, client.Options{Scheme: observe.Scheme()})
 	if err != nil {
 		return err
 	}

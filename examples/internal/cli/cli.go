@@ -148,14 +148,14 @@ func (s *Source) connect(observeOnly bool) (*Cluster, error) {
 	if cfg.QPS == 0 { // kubectl's defaults, not client-go's 5 a second: a plan has thousands of calls
 		cfg.QPS, cfg.Burst = 50, 300
 	}
-	var c client.Client
+	// A client that watches: observe.Live lists with it, and the executor's waits wake on its watches
+	// instead of polling.
+	ccfg := cfg
 	if observeOnly {
-		ccfg := rest.CopyConfig(cfg)
+		ccfg = rest.CopyConfig(cfg)
 		ccfg.ContentType = "application/vnd.kubernetes.protobuf"
-		c, err = client.NewWithWatch(ccfg, client.Options{Scheme: observe.Scheme()})
-	} else {
-		c, err = client.New(cfg, client.Options{Scheme: observe.Scheme()})
 	}
+	c, err := client.NewWithWatch(ccfg, client.Options{Scheme: observe.Scheme()})
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ const timingNS = "kwok-timing-e2e"
 //     on a small cluster of its own (one node, about 10s), so the shared one stays fast.
 func TestKwokTiming(t *testing.T) {
 	if h.Cluster.Provider() != cluster.ProviderKwok {
-		skipUnlessCI(t, "TestKwokTiming tests kwok's stages; the cluster is "+h.Cluster.Provider())
+		failCannotRun(t, "TestKwokTiming tests kwok's stages; the cluster is "+h.Cluster.Provider())
 	}
 	const grace = 5 * time.Second
 	var nodeA, nodeB string

@@ -431,7 +431,7 @@ func kubectl(t *testing.T) string {
 	}
 	p, err := exec.LookPath("kubectl")
 	if err != nil {
-		skipUnlessCI(t, fmt.Sprintf("no kubectl: E2E_BIN_DIR is unset and kubectl is not on PATH (%v)", err))
+		failCannotRun(t, fmt.Sprintf("no kubectl: E2E_BIN_DIR is unset and kubectl is not on PATH (%v)", err))
 	}
 	return p
 }

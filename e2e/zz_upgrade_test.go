@@ -103,6 +103,8 @@ type upgradeRun struct {
 	killedStep string
 	// repeated counts the steps the killed run finished, unrecorded, that the resumed run finished again.
 	repeated int
+	// churned is the node the churn drained and removed during the run.
+	churned string
 	// ztunnelStrategy is the ztunnel DaemonSet's update strategy before the upgrade, which node by
 	// node must leave exactly as it was.
 	ztunnelStrategy mesh.UpdateStrategy
@@ -124,28 +126,28 @@ func upgradeState(ctx context.Context, t *testing.T) *upgradeRun {
 	return u
 }
 
+// failCannotRun fails a suite where it cannot run: a suite must never be green because
+// the upgrade did not run (run it on a cluster where it can: kwok with the fake istiod in service mode).
+func failCannotRun(t *testing.T, why string) {
+	t.Helper()
+	t.Fatalf("%s: the upgrade cannot run here, and a test that did not run proves nothing", why)
+}
+
 // TestUpgrade upgrades the installed 1.30.3 mesh to 1.31.4 through the public API only: observe.Live,
 // ambient.PlanUpgrade (revisioned, ztunnel node by node in batches), execute.New with the Helm SDK
 // adapter, applied by a child process that is SIGKILLed in the middle of a node's drain and resumed by
 // a fresh process from the journal once the Lease expired. A watcher checks from every pod and
 // PodDisruptionBudget event that no ambient node ever lacks a ready ztunnel and no budget is violated.
-// skipUnlessCI fails the flagship test where it cannot run: a suite must never be green because
-// the upgrade did not run (run it on a cluster where it can: kwok with the fake istiod in service mode).
-func skipUnlessCI(t *testing.T, why string) {
-	t.Helper()
-	t.Fatalf("%s: the upgrade cannot run here, and a test that did not run proves nothing", why)
-}
-
 func TestUpgrade(t *testing.T) {
 	switch {
 	case !h.Cluster.Owned() && os.Getenv("E2E_UPGRADE_EXISTING") != "1":
 		// Node-by-node drains evict every pod of the nodes running the fixtures' ambient pods, the
 		// cluster owner's too.
-		skipUnlessCI(t, "TestUpgrade drains nodes; on an existing cluster it runs only with E2E_UPGRADE_EXISTING=1")
+		failCannotRun(t, "TestUpgrade drains nodes; on an existing cluster it runs only with E2E_UPGRADE_EXISTING=1")
 	case h.Fake != nil && h.Fake.Mode() == fakeistiod.ModeURL:
 		// Tag moves server-side apply webhooks naming a service, which the API server rejects while the
 		// fake has rewritten them to a url (see TestWebhookPath).
-		skipUnlessCI(t, "TestUpgrade needs the fake istiod in service mode (it moves tags with server-side apply); it runs in url mode here (run as a user who may bind port 443)")
+		failCannotRun(t, "TestUpgrade needs the fake istiod in service mode (it moves tags with server-side apply); it runs in url mode here (run as a user who may bind port 443)")
 	}
 	target := mesh.MustParseVersion(upgradeVersion)
 	next := charts.Istio{Namespace: harness.IstioNamespace, Revision: upgradeRevision, Version: upgradeVersion, Hub: harness.IstioHub,
@@ -283,6 +285,7 @@ func TestUpgrade(t *testing.T) {
 				t.Fatalf("node churn: %v", cerr)
 			}
 			t.Logf("node churn during the run: %s removed, %s added", churn.gone, churn.added)
+			u.churned = churn.gone
 			u.timing("apply-until-kill", t1)
 			first.requireKilled(t, err)
 			u.killedStep = first.killedBy.StepID
@@ -416,6 +419,12 @@ func TestUpgrade(t *testing.T) {
 			}
 			if len(r.AmbientNodes) == 0 || len(r.PDBsHealthyAtStart) == 0 {
 				t.Errorf("the watcher checked %d ambient nodes and %d budgets; it should have seen some of each", len(r.AmbientNodes), len(r.PDBsHealthyAtStart))
+			}
+			// The fixtures' pods vanish at once here, so few drains overlap (TestBlueGreenZtunnel's
+			// fleet honours its grace periods and asserts the batch drains together): never more than
+			// the batch, the node churn's own drain apart.
+			if most, at := r.MostDraining(map[string]bool{u.churned: true}); most > upgradeBatch {
+				t.Errorf("%d nodes drained at the same time, more than the batch of %d: %v", most, upgradeBatch, at)
 			}
 			return ctx
 		}).

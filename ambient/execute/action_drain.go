@@ -2,6 +2,7 @@ package execute
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -65,12 +66,13 @@ func hasEmptyDir(p *corev1.Pod) bool {
 }
 
 // drain runs one pass over a node: one LIST of the node's pods (field selector spec.nodeName), one
-// eviction per pod that still runs and is not already terminating. Pods a PodDisruptionBudget protects
-// get 429 and are tried again on a later pass, with backoff; the budgets are named in a WaitingOnPDB
-// event. The drain is finished when no pod but DaemonSet and mirror pods is left on the node. Between
-// passes it waits on the watch of pods for every pod it evicted, or that was terminating, to be gone
-// (and for a Job pod to finish, or a pod to arrive), and on the budgets that refused it to allow a
-// disruption again.
+// eviction per pod that still runs and is not already terminating, all at once. Pods a
+// PodDisruptionBudget protects get 429 and are tried again on a later pass, with backoff; the budgets
+// are named in a WaitingOnPDB event (by the name the 429 gives, or from a LIST of the budgets when it
+// gives none). The drain is finished when no pod but DaemonSet and mirror pods is left on the node.
+// Between passes it waits on the watch of pods for every pod it evicted, or that was terminating, to
+// be gone (and for a Job pod to finish, or a pod to arrive), and on the budgets that refused it to
+// allow a disruption again.
 func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain) (outcome, error) {
 	var pods corev1.PodList
 	if err := e.retry(ctx, "list pods on node "+d.Node, func(ctx context.Context) error {
@@ -123,10 +125,13 @@ func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRe
 		return outcome{}, err
 	}
 	var pdbs, pdbNames []string
-	if len(ds.blocked) > 0 {
+	switch {
+	case len(ds.blocked) > 0 && ds.unnamed:
 		if pdbNames, pdbs, err = e.blockingBudgets(ctx, ds.blocked); err != nil {
 			return outcome{}, err
 		}
+	case len(ds.blocked) > 0:
+		pdbNames, pdbs = ds.refusers()
 	}
 	if r.dry {
 		return dryDrain(d, &ds, pdbs, pdbNames), nil
@@ -142,6 +147,45 @@ type drainSet struct {
 	blocked         []*corev1.Pod
 	evicted, failed []string
 	evictedPods     []*corev1.Pod
+	// refused names the budget each refusal named ("namespace/name" → what it said); unnamed is set
+	// when a refusal named none (a server that gives no cause, or throttling), so the budgets are
+	// listed to name them.
+	refused map[string]string
+	unnamed bool
+}
+
+// refusers returns the budgets the refusals named, "namespace/name", and their descriptions.
+func (ds *drainSet) refusers() (names, descs []string) {
+	for n := range ds.refused {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		descs = append(descs, fmt.Sprintf("PodDisruptionBudget %s (%s)", n, ds.refused[n]))
+	}
+	return names, descs
+}
+
+// budgetCause reads the budget a 429 of the Eviction API names: the API server adds a cause of type
+// DisruptionBudget whose message starts "The disruption budget <name> " and says why (kubernetes
+// pkg/registry/core/pod/storage/eviction.go, checkAndDecrement: "needs %d healthy pods and has %d
+// currently", or that it failed sync or does not allow evicting pods currently).
+func budgetCause(err error) (name, why string, ok bool) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return "", "", false
+	}
+	const prefix = "The disruption budget "
+	for _, c := range st.Status().Details.Causes {
+		if c.Type != policyv1.DisruptionBudgetCause || !strings.HasPrefix(c.Message, prefix) {
+			continue
+		}
+		name, why, _ = strings.Cut(strings.TrimPrefix(c.Message, prefix), " ")
+		if name != "" {
+			return name, why, true
+		}
+	}
+	return "", "", false
 }
 
 // sortDrain sorts the pods on a node: those the drain leaves, those terminating already, the Job
@@ -204,6 +248,14 @@ func (e *Executor) evict(ctx context.Context, r *run, d *plan.NodeDrain, ds *dra
 			// gone already
 		case apierrors.IsTooManyRequests(err):
 			ds.blocked = append(ds.blocked, p)
+			if name, why, ok := budgetCause(err); ok {
+				if ds.refused == nil {
+					ds.refused = map[string]string{}
+				}
+				ds.refused[p.Namespace+"/"+name] = why
+			} else {
+				ds.unnamed = true
+			}
 		case transient(err):
 			ds.failed = append(ds.failed, fmt.Sprintf("%s/%s (%v)", p.Namespace, p.Name, err))
 		case ctx.Err() != nil:
@@ -399,7 +451,8 @@ func podRefs(ps []*corev1.Pod) []string {
 }
 
 // blockingBudgets names the PodDisruptionBudgets covering the blocked pods ("namespace/name") and
-// describes them, from one LIST of all budgets.
+// describes them, from one LIST of all budgets: for refusals that named no budget (the API server
+// names it in the 429's cause, budgetCause).
 func (e *Executor) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (names, descs []string, err error) {
 	var list policyv1.PodDisruptionBudgetList
 	if err := e.retry(ctx, "list PodDisruptionBudgets", func(ctx context.Context) error { return e.c.List(ctx, &list) }); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/e2e/executorbench/limit"
+	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 )
 
@@ -64,7 +65,7 @@ func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) 
 	synced := false
 	var before map[types.UID]bool // terminating when the watch started: not this run's
 	seen := func(p *corev1.Pod) {
-		if p.DeletionTimestamp == nil || isDaemonSetPod(p) || !evictedByAPI(p) {
+		if !kube.Evicted(p) {
 			return
 		}
 		w.mu.Lock()
@@ -213,21 +214,6 @@ func seenPod(o any, f func(*corev1.Pod)) {
 	}
 }
 
-// evictedByAPI reports whether the pod carries the condition the Eviction API sets.
-func evictedByAPI(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == "EvictionByEvictionAPI" {
-			return true
-		}
-	}
-	return false
-}
-
-func isDaemonSetPod(p *corev1.Pod) bool {
-	c := metav1.GetControllerOf(p)
-	return c != nil && c.Kind == "DaemonSet"
-}
-
 // evicted stops the watch and returns what it recorded.
 func (w *podWatch) evicted() []*evictedPod {
 	close(w.stop)
@@ -306,6 +292,11 @@ type Timing struct {
 	// Instant counts the evicted pods this cluster deletes at once whatever their grace period (kwok
 	// without the timing opt-in): the model counts them with no grace, as the cluster plays them.
 	Instant int `json:"instant"`
+	// BeyondGrace is how much longer than its grace period the cluster took to delete an evicted pod
+	// that honours it (kwok deletes it after its deletionTimestamp, in whole seconds): median and
+	// max, in seconds. The limit counts each pod's termination as it happened, this included.
+	BeyondGraceMedian float64 `json:"beyondGraceMedian"`
+	BeyondGraceMax    float64 `json:"beyondGraceMax"`
 	// Estimate is the runbook's Phases estimate of the same waves and batch gates (plan.EstimateTime
 	// on what the plan's snapshot expected each drain to evict, with the bench's ztunnel readiness):
 	// the same model as the limit, fed the plan instead of what the cluster did.
@@ -422,7 +413,25 @@ func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, z
 		t.Ratio = t.WallSeconds / t.LimitSeconds
 	}
 	t.MaxDraining = limit.MaxOverlap(all)
+	t.BeyondGraceMedian, t.BeyondGraceMax = beyondGrace(pods, graceAll)
 	return t
+}
+
+// beyondGrace is the median and the largest time, in seconds, an evicted pod that honours its grace
+// period took to go beyond that period.
+func beyondGrace(pods []*evictedPod, graceAll bool) (median, most float64) {
+	var d []float64
+	for _, e := range pods {
+		honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast
+		if honours && !e.Gone.IsZero() {
+			d = append(d, (e.Gone.Sub(e.Seen) - e.Grace).Seconds())
+		}
+	}
+	if len(d) == 0 {
+		return 0, 0
+	}
+	sort.Float64s(d)
+	return d[len(d)/2], d[len(d)-1]
 }
 
 // modelNode is one drained node as the model takes it (its evicted pods with the grace periods the
@@ -437,9 +446,14 @@ func modelNode(n string, evicted []*evictedPod, budgets []budget, ztunnelReady t
 	instant := 0
 	for _, e := range evicted {
 		lp := limit.Pod{Name: e.NS + "/" + e.Name, Grace: e.Grace}
-		if honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast; !honours {
+		switch honours := e.Timing == kwokstages.TimingRealistic || graceAll && e.Timing != kwokstages.TimingFast; {
+		case !honours:
 			lp.Grace = 0
 			instant++
+		case !e.Gone.IsZero() && e.Gone.After(e.Seen):
+			// The termination as the cluster played it: its grace period, plus the time kwok (a
+			// kubelet, on a real node) took to delete the pod after it, which no executor shortens.
+			lp.Grace = e.Gone.Sub(e.Seen)
 		}
 		for _, b := range budgets {
 			if b.ns == e.NS && b.selector.Matches(labels.Set(e.Labels)) {

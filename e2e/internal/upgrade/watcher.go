@@ -3,11 +3,12 @@ package upgrade
 import (
 	"context"
 	"fmt"
-	appsv1 "k8s.io/api/apps/v1"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/e2e/executorbench/limit"
+	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 )
 
 // Watcher checks, from every pod and PodDisruptionBudget event (informers, so nothing between two
@@ -31,6 +34,9 @@ import (
 //     (status.currentHealthy < status.desiredHealthy);
 //   - no node ever has pods of two ztunnels (terminating ones included: istio-cni hands new pods to
 //     the newest, so a second one splits the node's traffic);
+//   - (recorded, for the caller to judge) which nodes drain when: a node drains from the first eviction
+//     of a pod on it (kube.Evicted) until its last evicted pod is gone, so a caller can count the
+//     nodes that drained at the same time (Report.MostDraining);
 //   - with Options.Trust, every istiod Deployment trusts (env CA_TRUSTED_NODE_ACCOUNTS) the account
 //     of every ztunnel that has a pod that is not terminating.
 //
@@ -67,6 +73,12 @@ type Watcher struct {
 	pdbViolations     []PDBViolation
 	pdbMinMargin      map[string]int32
 	pdbEvents         int
+
+	// evicting is, per node, the evicted pods still terminating there; drainOpen when the node's
+	// drain began; drains the drains that ended.
+	evicting  map[string]map[string]bool
+	drainOpen map[string]time.Time
+	drains    []Drain
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -120,6 +132,12 @@ func (g TrustGap) String() string {
 	return fmt.Sprintf("istiod %s did not trust running ztunnel %s at %s (%s); it trusted %v", g.Istiod, g.Account, g.Start.Format("15:04:05.000"), end, g.Trusted)
 }
 
+// Drain is a time a node drained: from the first eviction of a pod on it to its last evicted pod gone.
+type Drain struct {
+	Node       string
+	Start, End time.Time // End is zero while it lasts
+}
+
 // PDBViolation is a time a budget had fewer healthy pods than it desires.
 type PDBViolation struct {
 	PDB                     string
@@ -166,6 +184,7 @@ func StartWatcherWith(ctx context.Context, cs kubernetes.Interface, o Options) (
 		ambientNS: map[string]bool{}, pods: map[string]podState{}, zt: map[string]map[string]bool{}, amb: map[string]map[string]bool{},
 		open: map[string]*Gap{}, ambNodes: map[string]bool{},
 		pdbHealthyAtStart: map[string]bool{}, pdbOpen: map[string]*PDBViolation{}, pdbMinMargin: map[string]int32{},
+		evicting: map[string]map[string]bool{}, drainOpen: map[string]time.Time{},
 		done: make(chan struct{}),
 	}
 	for _, ns := range o.ZtunnelNamespaces {
@@ -291,6 +310,34 @@ func (w *Watcher) pod(o any, deleted bool) {
 	}
 	if st.ztunnel || old.ztunnel {
 		w.checkTrust(now)
+	}
+	w.evictions(key, p, deleted, now)
+}
+
+// evictions opens a node's drain at the first eviction of a pod on it and closes it when its last
+// evicted pod is gone; w.mu is held.
+func (w *Watcher) evictions(key string, p *corev1.Pod, deleted bool, now time.Time) {
+	node := p.Spec.NodeName
+	if node == "" || !w.synced {
+		return
+	}
+	set := w.evicting[node]
+	switch {
+	case !deleted && kube.Evicted(p):
+		if set == nil {
+			set = map[string]bool{}
+			w.evicting[node] = set
+		}
+		if len(set) == 0 {
+			w.drainOpen[node] = now
+		}
+		set[key] = true
+	case set[key]:
+		delete(set, key)
+		if len(set) == 0 {
+			w.drains = append(w.drains, Drain{Node: node, Start: w.drainOpen[node], End: now})
+			delete(w.drainOpen, node)
+		}
 	}
 }
 
@@ -541,6 +588,41 @@ type Report struct {
 	TrustGaps       []TrustGap
 	TrustedAtEnd    map[string][]string
 	RunningAccounts []string
+	// Drains are the times nodes drained (open ones included, End zero), by start.
+	Drains []Drain
+}
+
+// MostDraining is the largest number of nodes draining at one instant, leaving out the nodes in
+// except (a node someone else drained), and the nodes draining then; a drain still open counts
+// until now.
+func (r Report) MostDraining(except map[string]bool) (int, []string) {
+	now := time.Now()
+	var ivs []limit.Interval
+	var ds []Drain
+	for _, d := range r.Drains {
+		if except[d.Node] {
+			continue
+		}
+		if d.End.IsZero() {
+			d.End = now
+		}
+		ds = append(ds, d)
+		ivs = append(ivs, limit.Interval{Start: d.Start, End: d.End})
+	}
+	most := limit.MaxOverlap(ivs)
+	for _, d := range ds { // the nodes of one instant with that many
+		var at []string
+		for _, o := range ds {
+			if !o.Start.After(d.Start) && o.End.After(d.Start) {
+				at = append(at, o.Node)
+			}
+		}
+		if len(at) == most {
+			sort.Strings(at)
+			return most, at
+		}
+	}
+	return most, nil
 }
 
 // Report returns what the watcher saw so far.
@@ -579,6 +661,11 @@ func (w *Watcher) Report() Report {
 		r.TrustedAtEnd[name] = sortedKeys(trusted)
 	}
 	r.RunningAccounts = sortedKeys(w.trustSeen)
+	r.Drains = append(r.Drains, w.drains...)
+	for n, start := range w.drainOpen {
+		r.Drains = append(r.Drains, Drain{Node: n, Start: start})
+	}
+	sort.Slice(r.Drains, func(i, j int) bool { return r.Drains[i].Start.Before(r.Drains[j].Start) })
 	sort.Slice(r.Doubles, func(i, j int) bool { return r.Doubles[i].Start.Before(r.Doubles[j].Start) })
 	sort.Slice(r.TrustGaps, func(i, j int) bool { return r.TrustGaps[i].Start.Before(r.TrustGaps[j].Start) })
 	sort.Slice(r.Gaps, func(i, j int) bool { return r.Gaps[i].Start.Before(r.Gaps[j].Start) })

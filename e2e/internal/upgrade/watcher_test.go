@@ -194,3 +194,80 @@ func TestRequestKey(t *testing.T) {
 		}
 	}
 }
+
+// evict marks a pod as the Eviction API leaves it: terminating, with the DisruptionTarget condition.
+func evict(p *corev1.Pod) *corev1.Pod {
+	q := p.DeepCopy()
+	now := metav1.Now()
+	q.DeletionTimestamp = &now
+	q.Status.Conditions = append(q.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+	return q
+}
+
+func TestWatcherCountsTheNodesDrainingAtOnceFromTheirEvictedPods(t *testing.T) {
+	ctx := context.Background()
+	pods := []*corev1.Pod{
+		appPod("shop", "a1", "a", nil, nil), appPod("shop", "a2", "a", nil, nil),
+		appPod("shop", "b1", "b", nil, nil), appPod("shop", "c1", "c", nil, nil),
+		appPod("shop", "d1", "d", nil, nil),
+	}
+	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, pods[0], pods[1], pods[2], pods[3], pods[4])
+	w, err := StartWatcher(ctx, cs, "istio-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	update := func(p *corev1.Pod) {
+		t.Helper()
+		if _, err := cs.CoreV1().Pods(p.Namespace).Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(p *corev1.Pod) {
+		t.Helper()
+		if err := cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drains := func(n int) func() bool {
+		return func() bool { return len(w.Report().Drains) == n }
+	}
+	// Nodes a and b drain together: a lasts until its second pod is gone, after b's.
+	update(evict(pods[0]))
+	update(evict(pods[1]))
+	update(evict(pods[2]))
+	waitFor(t, "two drains open", drains(2))
+	del(pods[2])
+	del(pods[0])
+	time.Sleep(20 * time.Millisecond)
+	// A pod that terminates without the Eviction API (a rollout) drains nothing.
+	c := pods[3].DeepCopy()
+	now := metav1.Now()
+	c.DeletionTimestamp = &now
+	update(c)
+	// Node d drains while a still does.
+	update(evict(pods[4]))
+	waitFor(t, "three drains", drains(3))
+	del(pods[1])
+	del(pods[4])
+	waitFor(t, "every drain closed", func() bool {
+		for _, d := range w.Report().Drains {
+			if d.End.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+	r := w.Report()
+	if most, at := r.MostDraining(nil); most != 2 || len(at) != 2 {
+		t.Errorf("MostDraining = %d %v, want 2 nodes (a with b, then a with d)", most, at)
+	}
+	if most, at := r.MostDraining(map[string]bool{"a": true}); most != 1 {
+		t.Errorf("MostDraining without a = %d %v, want 1 (b and d never overlap)", most, at)
+	}
+	for _, d := range r.Drains {
+		if d.Node == "c" {
+			t.Errorf("node c drained %v: a pod deleted without the Eviction API is no drain", d)
+		}
+	}
+}

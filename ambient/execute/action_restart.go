@@ -78,7 +78,7 @@ func (e *Executor) restart(ctx context.Context, r *run, st *plan.Step, rec *Step
 		}
 		var waiting []string
 		for _, w := range ws {
-			ok, reason, err := e.rolloutDone(ctx, w)
+			ok, reason, err := e.rolloutDone(ctx, nil, w)
 			if err != nil {
 				return outcome{}, err
 			}

@@ -12,9 +12,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func (e *Executor) deploymentReady(ctx context.Context, ns, name string) (bool, string, error) {
+// workload reads a Deployment or StatefulSet: from the run's watch when r is set and its watch keeps
+// the kind (watchHub.cached), else from the API server.
+func (e *Executor) workload(ctx context.Context, r *run, k watchKind, key client.ObjectKey, obj client.Object) (bool, error) {
+	if r != nil {
+		if found, ok := r.hub.cached(k, key, obj); ok {
+			return found, nil
+		}
+	}
+	return e.get(ctx, key, obj)
+}
+
+// deploymentReady reports whether a Deployment has all its replicas updated, ready and available;
+// r, when set, lets it read the Deployment from the run's watch (see workload).
+func (e *Executor) deploymentReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
 	var d appsv1.Deployment
-	found, err := e.get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &d)
+	found, err := e.workload(ctx, r, watchDeployments, client.ObjectKey{Namespace: ns, Name: name}, &d)
 	if err != nil || !found {
 		return false, fmt.Sprintf("Deployment %s/%s does not exist", ns, name), err
 	}
@@ -31,9 +44,11 @@ func (e *Executor) deploymentReady(ctx context.Context, ns, name string) (bool, 
 	return true, "", nil
 }
 
-func (e *Executor) statefulSetReady(ctx context.Context, ns, name string) (bool, string, error) {
+// statefulSetReady reports whether a StatefulSet has all its replicas updated, ready and available,
+// on its update revision; r as for deploymentReady.
+func (e *Executor) statefulSetReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
 	var ss appsv1.StatefulSet
-	found, err := e.get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ss)
+	found, err := e.workload(ctx, r, watchStatefulSets, client.ObjectKey{Namespace: ns, Name: name}, &ss)
 	if err != nil || !found {
 		return false, fmt.Sprintf("StatefulSet %s/%s does not exist", ns, name), err
 	}
@@ -49,13 +64,15 @@ func (e *Executor) statefulSetReady(ctx context.Context, ns, name string) (bool,
 	return true, "", nil
 }
 
-// rolloutDone reports whether a restarted workload finished rolling out.
-func (e *Executor) rolloutDone(ctx context.Context, w mesh.ObjectRef) (bool, string, error) {
+// rolloutDone reports whether a restarted workload finished rolling out. r, when set, lets it read
+// the workload from the run's watch: only for a step that wrote none (a drain), since the watch may
+// not have delivered the executor's own write yet.
+func (e *Executor) rolloutDone(ctx context.Context, r *run, w mesh.ObjectRef) (bool, string, error) {
 	switch w.Kind {
 	case "Deployment":
-		return e.deploymentReady(ctx, w.Namespace, w.Name)
+		return e.deploymentReady(ctx, r, w.Namespace, w.Name)
 	case "StatefulSet":
-		return e.statefulSetReady(ctx, w.Namespace, w.Name)
+		return e.statefulSetReady(ctx, r, w.Namespace, w.Name)
 	case "DaemonSet":
 		return e.daemonSetRolledOut(ctx, w.Namespace, w.Name, "")
 	}
@@ -63,5 +80,5 @@ func (e *Executor) rolloutDone(ctx context.Context, w mesh.ObjectRef) (bool, str
 }
 
 func checkDeploymentReady(cp *checkPass, ctx context.Context, c plan.Check, _ plan.DeploymentReadyArgs) (bool, string, error) {
-	return cp.e.deploymentReady(ctx, c.Object.Namespace, c.Object.Name)
+	return cp.e.deploymentReady(ctx, nil, c.Object.Namespace, c.Object.Name)
 }

@@ -19,5 +19,5 @@ func checkRevisionReady(cp *checkPass, ctx context.Context, c plan.Check, a plan
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	return e.deploymentReady(ctx, ns, name)
+	return e.deploymentReady(ctx, nil, ns, name)
 }

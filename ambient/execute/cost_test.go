@@ -33,7 +33,7 @@ const costNodes = 100
 // request per node fails.
 const (
 	maxNodeByNodeRequestsPerNode = 9
-	maxBlueGreenRequestsPerNode  = 7
+	maxBlueGreenRequestsPerNode  = 5.5
 )
 
 // scaledDemoWorld is the demo world with extra nodes in pool general, each running one pod of the

@@ -39,7 +39,7 @@ func (e *Executor) RequiredPermissions(p *plan.Plan) (*plan.Permissions, error) 
 		add("update", "coordination.k8s.io", "leases", LockName, byLock)
 	}
 	if _, ok := e.c.(client.WithWatch); ok && !dry {
-		// watch.go: one LIST (limit 1) for a resourceVersion, then one cluster-wide WATCH, per kind
+		// watch.go: one LIST (limit 1, or whole for the kinds it keeps) for a resourceVersion, then one cluster-wide WATCH, per kind
 		// the plan's steps wait on
 		for _, k := range watchedKinds(p) {
 			kw := watchKinds[k]

@@ -25,7 +25,8 @@ import (
 // a kind (pods, PodDisruptionBudgets, Deployments, DaemonSets, StatefulSets), of an object or of the
 // pods on a node, and which of them matter (the last evicted pod deleted, a ready ztunnel pod). The
 // run's watch hub keeps one cluster-wide watch per kind, started the first time a step waits on it
-// from a fresh resourceVersion (one LIST with limit=1, then one WATCH), and continued from the last
+// from a fresh resourceVersion (one LIST with limit=1, or the whole LIST for Deployments and
+// StatefulSets, whose latest objects it keeps; then one WATCH), and continued from the last
 // resourceVersion it saw when the API server ends it. A lane registers its step's interests before
 // the step's unit runs, so what happens while the unit runs is judged once the unit says what it
 // waits for; then the lane sleeps until an event it waits for, at the latest watchResync later (and
@@ -50,16 +51,20 @@ const (
 	numWatchKinds
 )
 
-// watchKinds are the kinds' lists, resources (for the permissions) and names.
+// watchKinds are the kinds' lists, resources (for the permissions) and names. A kind that keeps
+// its objects starts from a full LIST and holds the latest of each (see watchHub.cached): the
+// workloads a drain's postcondition reads, a few per node, which a run would otherwise GET once per
+// node and pass.
 var watchKinds = [numWatchKinds]struct {
 	name, group, resource string
 	list                  func() client.ObjectList
+	keeps                 bool
 }{
-	watchPods:         {"pods", "", "pods", func() client.ObjectList { return &corev1.PodList{} }},
-	watchBudgets:      {"PodDisruptionBudgets", "policy", "poddisruptionbudgets", func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }},
-	watchDeployments:  {"Deployments", "apps", "deployments", func() client.ObjectList { return &appsv1.DeploymentList{} }},
-	watchDaemonSets:   {"DaemonSets", "apps", "daemonsets", func() client.ObjectList { return &appsv1.DaemonSetList{} }},
-	watchStatefulSets: {"StatefulSets", "apps", "statefulsets", func() client.ObjectList { return &appsv1.StatefulSetList{} }},
+	watchPods:         {"pods", "", "pods", func() client.ObjectList { return &corev1.PodList{} }, false},
+	watchBudgets:      {"PodDisruptionBudgets", "policy", "poddisruptionbudgets", func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, false},
+	watchDeployments:  {"Deployments", "apps", "deployments", func() client.ObjectList { return &appsv1.DeploymentList{} }, true},
+	watchDaemonSets:   {"DaemonSets", "apps", "daemonsets", func() client.ObjectList { return &appsv1.DaemonSetList{} }, false},
+	watchStatefulSets: {"StatefulSets", "apps", "statefulsets", func() client.ObjectList { return &appsv1.StatefulSetList{} }, true},
 }
 
 // interest is what a waiting lane waits on: the events of a kind that concern it (namespace, name,
@@ -128,6 +133,9 @@ type kindWatch struct {
 	backoff  wait.Backoff
 	rv       string
 	syncReqs chan chan struct{}
+	// store holds the latest object of each name of a kind that keeps them, filled by the LIST the
+	// watch started from and kept by its events; valid while the watch is healthy.
+	store map[client.ObjectKey]client.Object
 }
 
 // newWatchHub returns the hub of a run over c, nil when c cannot watch.
@@ -337,15 +345,34 @@ func (h *watchHub) ensure(ctx context.Context, kw *kindWatch) {
 	go h.loop(kw, w)
 }
 
-// open starts a watch of the kind from rv, or from a fresh LIST (limit 1) when rv is "".
+// open starts a watch of the kind from rv, or from a fresh LIST (limit 1; whole, filling the store, for a kind that keeps its objects) when rv is "".
 func (h *watchHub) open(ctx context.Context, kw *kindWatch, rv string) (watch.Interface, error) {
 	k := watchKinds[kw.kind]
 	if rv == "" {
 		l := k.list()
-		if err := h.c.List(ctx, l, client.Limit(1)); err != nil {
+		var opts []client.ListOption
+		if !k.keeps {
+			opts = append(opts, client.Limit(1))
+		}
+		if err := h.c.List(ctx, l, opts...); err != nil {
 			return nil, fmt.Errorf("list %s to start watching them: %w", k.name, err)
 		}
 		rv = l.(metav1.ListInterface).GetResourceVersion()
+		if k.keeps {
+			objs, err := meta.ExtractList(l)
+			if err != nil {
+				return nil, fmt.Errorf("list %s to start watching them: %w", k.name, err)
+			}
+			store := make(map[client.ObjectKey]client.Object, len(objs))
+			for _, o := range objs {
+				if co, ok := o.(client.Object); ok {
+					store[client.ObjectKeyFromObject(co)] = co
+				}
+			}
+			h.mu.Lock()
+			kw.store = store
+			h.mu.Unlock()
+		}
 	}
 	w, err := h.c.Watch(h.ctx, k.list(), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
 	if err != nil {
@@ -357,7 +384,7 @@ func (h *watchHub) open(ctx context.Context, kw *kindWatch, rv string) (watch.In
 
 // broke marks a watch that failed to start or ended with an error; called with h.mu held.
 func (h *watchHub) broke(kw *kindWatch, err error) {
-	kw.healthy = false
+	kw.healthy, kw.store = false, nil
 	if apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) || isStatus(err, http.StatusNotImplemented) {
 		kw.refused = true
 	}
@@ -443,6 +470,54 @@ func (h *watchHub) handle(kw *kindWatch, ev watch.Event) bool {
 		return true
 	}
 	kw.rv = obj.GetResourceVersion()
+	if watchKinds[kw.kind].keeps {
+		h.mu.Lock()
+		if kw.store != nil {
+			if ev.Type == watch.Deleted {
+				delete(kw.store, client.ObjectKeyFromObject(obj))
+			} else {
+				kw.store[client.ObjectKeyFromObject(obj)] = obj
+			}
+		}
+		h.mu.Unlock()
+	}
 	h.dispatch(watchEvent{kind: kw.kind, typ: ev.Type, obj: obj})
 	return true
+}
+
+// cached copies the kind's latest object of key into into, as the watch has it, once every event
+// received so far is applied (sync). ok is false when the kind keeps no objects or its watch is not
+// healthy: the caller then reads the API server. A key the watch has no object of is not found.
+func (h *watchHub) cached(k watchKind, key client.ObjectKey, into client.Object) (found, ok bool) {
+	if h == nil || !watchKinds[k].keeps {
+		return false, false
+	}
+	h.sync()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	kw := h.kinds[k]
+	if !kw.healthy || kw.store == nil {
+		return false, false
+	}
+	obj, found := kw.store[key]
+	if !found {
+		return false, true
+	}
+	switch t := into.(type) {
+	case *appsv1.Deployment:
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return false, false
+		}
+		d.DeepCopyInto(t)
+	case *appsv1.StatefulSet:
+		s, ok := obj.(*appsv1.StatefulSet)
+		if !ok {
+			return false, false
+		}
+		s.DeepCopyInto(t)
+	default:
+		return false, false
+	}
+	return true, true
 }

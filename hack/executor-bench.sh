@@ -10,8 +10,9 @@
 # Each run prints API requests per node (by verb and resource, attributed to the step they were made
 # for; evictions apart), the executor process's CPU time as a share of the Apply's wall time, and the
 # waves' wall time against their physical limit (e2e/executorbench/limit): per wave the slowest node's
-# drain (its longest grace period, or longer where a PodDisruptionBudget lets its pods terminate only
-# one at a time), plus the new ztunnel's readiness (node by node), plus the health gate's settle. The
+# drain (its slowest pod's termination as the cluster played it: the grace period plus kwok's deletion
+# right after it, or longer where a PodDisruptionBudget lets its pods terminate only one at a time),
+# plus the new ztunnel's readiness (node by node), plus the health gate's settle. The
 # last line of each strategy's report is "ratio: <wall ÷ limit>"; before it, limit_s, estimate_s (the
 # runbook's Phases estimate of the same waves: the same model, plan.EstimateTime, fed the plan's
 # snapshot instead of what the cluster did), wall_s,

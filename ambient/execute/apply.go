@@ -23,6 +23,7 @@ func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*R
 	if err != nil {
 		return nil, err
 	}
+	e.watch(ctx, r)
 	defer r.end(ctx)
 	res := &Result{PlanHash: r.hash, Resumed: !r.fresh, DryRun: r.dry}
 	e.emitFirst(r)
@@ -208,6 +209,7 @@ func (e *Executor) Rollback(ctx context.Context, p *plan.Plan, stepID string) (S
 	if err != nil {
 		return StepResult{StepID: stepID}, err
 	}
+	e.watch(ctx, r)
 	defer r.end(ctx)
 	switch r.status(stepID) {
 	case StatusPending:

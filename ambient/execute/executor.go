@@ -132,15 +132,21 @@ func (e *Executor) begin(ctx context.Context, p *plan.Plan, requireJournal bool)
 		r.fresh = true
 	}
 	r.j.init(rec)
-	if !r.dry {
-		if r.hub = newWatchHub(ctx, e); r.hub == nil {
-			e.noWatch.Do(func() {
-				e.log.Info("the client cannot watch (client.New): every wait polls at the poll interval; pass client.NewWithWatch", "pollInterval", e.opts.PollInterval)
-			})
-		}
-	}
 	ok = true
 	return r, nil
+}
+
+// watch gives a run that waits (Apply, Rollback) its watches; a Step call, one bounded unit, has none
+// and answers RetryAfter from its poll interval.
+func (e *Executor) watch(ctx context.Context, r *run) {
+	if r.dry {
+		return
+	}
+	if r.hub = newWatchHub(ctx, e); r.hub == nil {
+		e.noWatch.Do(func() {
+			e.log.Info("the client cannot watch (client.New): every wait polls at the poll interval; pass client.NewWithWatch", "pollInterval", e.opts.PollInterval)
+		})
+	}
 }
 
 // end releases what the run holds: its watches and the Lease.

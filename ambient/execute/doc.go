@@ -26,8 +26,11 @@
 // of the wave and StepResult.Units says where each stands: calling Step for the plan's steps in
 // order, again while one is in progress, drives the wave's nodes at once. EventWaveProgress says
 // which nodes drain, what holds each (a budget, a terminating pod and its grace left) and the
-// wave's ETA. Waits (drains, pods gone, ztunnel ready, rollouts, Deployments available) wake on
-// watches, with a LIST at PollInterval when a watch is refused or breaks (see watch.go).
+// wave's ETA. Waits (drains, pods gone, ztunnel ready, rollouts, Deployments available) of Apply and
+// Rollback wake on watches, with a LIST at PollInterval when a watch is refused or breaks, or when
+// the client cannot watch (client.New: pass client.NewWithWatch); a drain's postcondition reads the
+// workloads it moved from the run's watch, which keeps Deployments and StatefulSets (see watch.go).
+// A Step call, one bounded unit, starts no watch.
 //
 // Rollback runs the Rollback step of a step that ran.
 //

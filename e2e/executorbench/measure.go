@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,14 +56,48 @@ type evictedPod struct {
 type podWatch struct {
 	mu   sync.Mutex
 	pods map[types.UID]*evictedPod
-	stop chan struct{}
+	// allowed is each budget's last status.disruptionsAllowed, returns when it went up: a disruption
+	// given back, as the disruption controller played it.
+	allowed map[string]int32
+	returns map[string][]time.Time
+	stop    chan struct{}
+}
+
+// watchResult is what the watch process prints: the evicted pods and the budgets' returns.
+type watchResult struct {
+	Pods    []*evictedPod          `json:"pods"`
+	Returns map[string][]time.Time `json:"returns"`
+}
+
+// budgetSeen records a budget's allowed disruptions, and the instant they went up.
+func (w *podWatch) budgetSeen(o any, synced func() bool) {
+	b, ok := o.(*policyv1.PodDisruptionBudget)
+	if !ok || b.Status.ObservedGeneration < b.Generation {
+		return
+	}
+	key := b.Namespace + "/" + b.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev, had := w.allowed[key]
+	w.allowed[key] = b.Status.DisruptionsAllowed
+	if had && b.Status.DisruptionsAllowed > prev && synced() {
+		w.returns[key] = append(w.returns[key], time.Now())
+	}
 }
 
 func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) {
-	w := &podWatch{pods: map[types.UID]*evictedPod{}, stop: make(chan struct{})}
+	w := &podWatch{pods: map[types.UID]*evictedPod{}, allowed: map[string]int32{}, returns: map[string][]time.Time{}, stop: make(chan struct{})}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	inf := f.Core().V1().Pods().Informer()
+	budgets := f.Policy().V1().PodDisruptionBudgets().Informer()
 	synced := false
+	isSynced := func() bool { return synced } // called with w.mu held
+	if _, err := budgets.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { w.budgetSeen(o, isSynced) },
+		UpdateFunc: func(_, o any) { w.budgetSeen(o, isSynced) },
+	}); err != nil {
+		return nil, err
+	}
 	var before map[types.UID]bool // terminating when the watch started: not this run's
 	seen := func(p *corev1.Pod) {
 		if !kube.Evicted(p) {
@@ -119,7 +154,8 @@ func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) 
 		return nil, err
 	}
 	go inf.Run(w.stop)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	go budgets.Run(w.stop)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced, budgets.HasSynced) {
 		close(w.stop)
 		return nil, fmt.Errorf("pod watch: cache not synced")
 	}
@@ -198,12 +234,12 @@ func startPodWatcher(kubeconfig, logFile string) (*podWatcher, error) {
 }
 
 // evicted ends the watch process and returns what it recorded.
-func (w *podWatcher) evicted() ([]*evictedPod, error) {
+func (w *podWatcher) evicted() (watchResult, error) {
 	_ = w.stdin.Close()
-	var out []*evictedPod
+	var out watchResult
 	derr := json.NewDecoder(w.out).Decode(&out)
 	if err := w.cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("pod watch process: %w", err)
+		return out, fmt.Errorf("pod watch process: %w", err)
 	}
 	return out, derr
 }
@@ -215,17 +251,30 @@ func seenPod(o any, f func(*corev1.Pod)) {
 }
 
 // evicted stops the watch and returns what it recorded.
-func (w *podWatch) evicted() []*evictedPod {
+func (w *podWatch) evicted() watchResult {
 	close(w.stop)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]*evictedPod, 0, len(w.pods))
+	out := watchResult{Pods: make([]*evictedPod, 0, len(w.pods)), Returns: map[string][]time.Time{}}
 	for _, e := range w.pods {
 		c := *e
-		out = append(out, &c)
+		out.Pods = append(out.Pods, &c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seen.Before(out[j].Seen) })
+	sort.Slice(out.Pods, func(i, j int) bool { return out.Pods[i].Seen.Before(out.Pods[j].Seen) })
+	for k, ts := range w.returns {
+		out.Returns[k] = append([]time.Time(nil), ts...)
+	}
 	return out
+}
+
+// heldUntil is how long the pod's eviction held its budget as the cluster played it: until the
+// budget's allowed disruptions next went up (a replacement ready, seen by the disruption controller).
+func heldUntil(returns []time.Time, evicted time.Time) (time.Duration, bool) {
+	i := sort.Search(len(returns), func(i int) bool { return returns[i].After(evicted) })
+	if i == len(returns) {
+		return 0, false
+	}
+	return returns[i].Sub(evicted), true
 }
 
 // budget is a PodDisruptionBudget as the run found it.
@@ -322,7 +371,8 @@ type WaveTiming struct {
 // The grace period counts only where the cluster honours it: on kwok a pod does only when annotated
 // timing=realistic, or under the stages' cluster-wide mode unless annotated timing=fast (graceAll);
 // other pods (the charts' own, e.g. the ingress gateway) vanish at once and count with none.
-func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, ztunnelReady time.Duration, nodeByNode, graceAll bool) Timing {
+func timing(p *plan.Plan, st *stepTimes, seen watchResult, budgets []budget, ztunnelReady time.Duration, nodeByNode, graceAll bool) Timing {
+	pods := seen.Pods
 	var steps []limit.Step
 	for _, s := range p.Steps {
 		ls := limit.Step{ID: s.ID}
@@ -365,7 +415,7 @@ func timing(p *plan.Plan, st *stepTimes, pods []*evictedPod, budgets []budget, z
 		inWave := map[string]bool{}
 		for _, n := range w.Nodes {
 			inWave[n] = true
-			ln, iv, instant := modelNode(n, byNode[n], budgets, ztunnelReady, nodeByNode, graceAll)
+			ln, iv, instant := modelNode(n, byNode[n], budgets, seen.Returns, ztunnelReady, nodeByNode, graceAll)
 			t.Instant += instant
 			if !iv.Start.IsZero() {
 				ivs = append(ivs, iv)
@@ -437,7 +487,7 @@ func beyondGrace(pods []*evictedPod, graceAll bool) (median, most float64) {
 // modelNode is one drained node as the model takes it (its evicted pods with the grace periods the
 // cluster honoured, their budgets and how long each holds its budget) and the interval its pods
 // were seen terminating; instant counts the pods whose grace the cluster did not honour.
-func modelNode(n string, evicted []*evictedPod, budgets []budget, ztunnelReady time.Duration, nodeByNode, graceAll bool) (limit.Node, limit.Interval, int) {
+func modelNode(n string, evicted []*evictedPod, budgets []budget, returns map[string][]time.Time, ztunnelReady time.Duration, nodeByNode, graceAll bool) (limit.Node, limit.Interval, int) {
 	ln := limit.Node{Name: n}
 	if nodeByNode {
 		ln.ZtunnelReady = ztunnelReady
@@ -466,6 +516,11 @@ func modelNode(n string, evicted []*evictedPod, budgets []budget, ztunnelReady t
 			lp.Hold = e.ReadyAfter // replaced at once; the budget waits for the new pod's readiness
 		default:
 			lp.Hold = lp.Grace + e.ReadyAfter // recreated once gone (StatefulSet), or not at all
+		}
+		if held, ok := heldUntil(returns[lp.Budget], e.Seen); ok && lp.Budget != "" {
+			// As the cluster played it: the disruption controller gives the disruption back only
+			// once it has seen the replacement ready, which no executor hastens.
+			lp.Hold = max(lp.Hold, held)
 		}
 		ln.Pods = append(ln.Pods, lp)
 		gone := e.Gone

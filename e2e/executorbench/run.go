@@ -205,12 +205,15 @@ func run(o runOpts) error {
 	cpu0, wall0 := processCPU(), time.Now()
 	res, err := ex.Apply(ctx, p, execute.ApplyOptions{})
 	cpu, wall := processCPU()-cpu0, time.Since(wall0)
-	evicted, werr := pw.evicted()
+	seen, werr := pw.evicted()
 	if werr != nil && err == nil {
 		err = werr
 	}
-	if b, jerr := json.MarshalIndent(evicted, "", "  "); jerr == nil {
+	if b, jerr := json.MarshalIndent(seen.Pods, "", "  "); jerr == nil {
 		_ = os.WriteFile(filepath.Join(o.out, "evicted.json"), b, 0o644)
+	}
+	if b, jerr := json.MarshalIndent(seen.Returns, "", "  "); jerr == nil {
+		_ = os.WriteFile(filepath.Join(o.out, "budget-returns.json"), b, 0o644)
 	}
 	if greenErr != nil {
 		return fmt.Errorf("add green nodes: %w", greenErr)
@@ -223,7 +226,7 @@ func run(o runOpts) error {
 		return fmt.Errorf("apply (%d steps reached): %w", reached, err)
 	}
 	rep := att.report(o.strategy, p, before, counter.snapshot(), cpu, wall)
-	rep.Timing = timing(p, times, evicted, budgets, o.ztunnelReady, o.strategy == "node-by-node", o.graceAll)
+	rep.Timing = timing(p, times, seen, budgets, o.ztunnelReady, o.strategy == "node-by-node", o.graceAll)
 	rep.Timing.Estimate = planEstimate(p, o.ztunnelReady)
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	if err := os.WriteFile(filepath.Join(o.out, "report-"+o.strategy+".json"), b, 0o644); err != nil {

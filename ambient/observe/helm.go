@@ -1,13 +1,8 @@
 package observe
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -18,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/internal/helmrecord"
 )
 
 // How Helm marks what it installs and stores (helm.sh/helm/v3@v3.22.0):
@@ -44,62 +40,11 @@ var istioCharts = map[string]bool{
 	"ztunnel": true, "gateway": true, "istio-default": true,
 }
 
-// maxReleaseJSON bounds the decompressed size of one Helm release, against corrupt or hostile data.
-const maxReleaseJSON = 64 << 20
+// helmRelease is the part of Helm's release record the observer reads.
+type helmRelease = helmrecord.Record
 
-// helmRelease is the part of Helm's release record (helm.sh/helm/v3/pkg/release.Release) we read.
-type helmRelease struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	Version   int    `json:"version"`
-	Info      struct {
-		Status string `json:"status"`
-	} `json:"info"`
-	Chart struct {
-		Metadata struct {
-			Name       string `json:"name"`
-			Version    string `json:"version"`
-			AppVersion string `json:"appVersion"`
-		} `json:"metadata"`
-	} `json:"chart"`
-	Config map[string]any `json:"config"`
-}
-
-// decodeHelmRelease reads Helm's storage format: base64 of (usually gzipped) JSON. Its errors never
-// quote the data: release records hold values, and values hold credentials.
-func decodeHelmRelease(data []byte) (*helmRelease, error) {
-	raw, err := base64.StdEncoding.DecodeString(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("data.release is not base64: %w", err)
-	}
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, fmt.Errorf("data.release is not valid gzip: %w", err)
-		}
-		raw, err = io.ReadAll(io.LimitReader(zr, maxReleaseJSON+1))
-		if err != nil {
-			return nil, fmt.Errorf("data.release is not valid gzip: %w", err)
-		}
-		if len(raw) > maxReleaseJSON {
-			return nil, fmt.Errorf("data.release decompresses to more than %d bytes", maxReleaseJSON)
-		}
-	}
-	var r helmRelease
-	if err := json.Unmarshal(raw, &r); err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syn):
-			return nil, fmt.Errorf("data.release is not a Helm release record: not JSON (syntax error at byte %d)", syn.Offset)
-		case errors.As(err, &typ):
-			return nil, fmt.Errorf("data.release is not a Helm release record: field %s is a JSON %s, want %s", typ.Field, typ.Value, typ.Type)
-		default:
-			return nil, errors.New("data.release is not a Helm release record")
-		}
-	}
-	return &r, nil
-}
+// decodeHelmRelease reads Helm's storage format (helmrecord.Decode).
+func decodeHelmRelease(data []byte) (*helmRelease, error) { return helmrecord.Decode(data) }
 
 // releaseKey names a Helm release: the namespace Helm keeps its records in, and the release name.
 type releaseKey struct{ namespace, name string }

@@ -3,14 +3,12 @@
 package main
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/internal/helmrecord"
 	"sigs.k8s.io/yaml"
 )
 
@@ -176,50 +174,13 @@ func pruneRelease(secretValue string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	raw, err := base64.StdEncoding.DecodeString(string(enc))
+	r, err := helmrecord.Decode(enc)
 	if err != nil {
 		return "", err
 	}
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return "", err
-		}
-		if raw, err = io.ReadAll(zr); err != nil {
-			return "", err
-		}
-	}
-	var r struct {
-		Name      string         `json:"name"`
-		Namespace string         `json:"namespace"`
-		Version   int            `json:"version"`
-		Config    map[string]any `json:"config"`
-		Info      struct {
-			Status string `json:"status"`
-		} `json:"info"`
-		Chart struct {
-			Metadata struct {
-				Name       string `json:"name"`
-				Version    string `json:"version"`
-				AppVersion string `json:"appVersion"`
-			} `json:"metadata"`
-		} `json:"chart"`
-	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", err
-	}
-	small, err := json.Marshal(r)
+	helmEnc, err := helmrecord.Encode(r, gzip.BestCompression)
 	if err != nil {
 		return "", err
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if _, err := zw.Write(small); err != nil {
-		return "", err
-	}
-	if err := zw.Close(); err != nil {
-		return "", err
-	}
-	helmEnc := base64.StdEncoding.EncodeToString(buf.Bytes())
-	return base64.StdEncoding.EncodeToString([]byte(helmEnc)), nil
+	return base64.StdEncoding.EncodeToString(helmEnc), nil
 }

@@ -1,13 +1,10 @@
 package executetest
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/internal/helmrecord"
 )
 
 // chart plays what an Istio chart change does to the cluster, keeps the release in Helm's storage,
@@ -253,24 +251,8 @@ func (w *World) chartGateway(ctx context.Context, op string, rel execute.Release
 
 // ---- Helm's release storage ----
 
-// storedRelease is the part of Helm's release record (helm.sh/helm/v3/pkg/release.Release) the
-// world writes and reads.
-type storedRelease struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	Version   int    `json:"version"`
-	Info      struct {
-		Status string `json:"status"`
-	} `json:"info"`
-	Chart struct {
-		Metadata struct {
-			Name       string `json:"name"`
-			Version    string `json:"version"`
-			AppVersion string `json:"appVersion"`
-		} `json:"metadata"`
-	} `json:"chart"`
-	Config map[string]any `json:"config,omitempty"`
-}
+// storedRelease is the part of Helm's release record the world writes and reads.
+type storedRelease = helmrecord.Record
 
 func storageName(name string, rev int) string {
 	return fmt.Sprintf("sh.helm.release.v1.%s.v%d", name, rev)
@@ -302,15 +284,10 @@ func (w *World) store(ctx context.Context, op string, rel execute.Release) error
 	r.Name, r.Namespace, r.Version, r.Info.Status = rel.Name, rel.Namespace, rel.Revision, rel.Status
 	r.Chart.Metadata.Name, r.Chart.Metadata.Version, r.Chart.Metadata.AppVersion = rel.Chart, rel.ChartVersion, rel.AppVersion
 	r.Config = rel.Values
-	raw, err := json.Marshal(r)
+	data, err := helmrecord.Encode(&r, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	_, _ = zw.Write(raw)
-	_ = zw.Close()
-	data := []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: rel.Namespace, Name: storageName(rel.Name, rel.Revision),
 		Labels: map[string]string{"owner": "helm", "name": rel.Name, "status": rel.Status, "version": strconv.Itoa(rel.Revision)}},
 		Type: "helm.sh/release.v1", Data: map[string][]byte{"release": data}}
@@ -355,23 +332,4 @@ func storedReleases(ctx context.Context, c client.Client) ([]execute.Release, er
 	return out, nil
 }
 
-func decodeStored(data []byte) (*storedRelease, error) {
-	raw, err := base64.StdEncoding.DecodeString(string(data))
-	if err != nil {
-		return nil, fmt.Errorf("data.release is not base64: %w", err)
-	}
-	if bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, err
-		}
-		if raw, err = io.ReadAll(zr); err != nil {
-			return nil, err
-		}
-	}
-	var r storedRelease
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
+func decodeStored(data []byte) (*storedRelease, error) { return helmrecord.Decode(data) }

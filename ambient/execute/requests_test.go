@@ -33,14 +33,22 @@ func nodeByNodePlan(w *world) *plan.Plan {
 	return p
 }
 
-func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
-	const nodes = 50
+// onDeleteWorld is the upgrade world with ztunnel already upgraded to the target at updateStrategy
+// OnDelete, as a node-by-node plan's first step leaves it.
+func onDeleteWorld(t *testing.T, nodes int) *world {
+	t.Helper()
 	w := upgradeWorld(t, nodes)
-	ctx := context.Background()
-	if _, err := w.Helm.Upgrade(ctx, execute.HelmRequest{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV),
+	if _, err := w.Helm.Upgrade(context.Background(), execute.HelmRequest{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV),
 		Values: map[string]any{"updateStrategy": map[string]any{"type": "OnDelete"}}}); err != nil {
 		t.Fatal(err)
 	}
+	return w
+}
+
+func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
+	const nodes = 50
+	w := onDeleteWorld(t, nodes)
+	ctx := context.Background()
 	p := nodeByNodePlan(w)
 	w.ResetCounts()
 	// The journal is kept in memory and its writes counted: each would be one server-side apply of the
@@ -112,12 +120,8 @@ func nodeByNodeWaves(w *world, batch int) *plan.Plan {
 // wake on watches, so concurrent nodes do not multiply the polls.
 func TestAWaveOfTenCostsAtMostTenRequestsPerNodeBeyondEvictions(t *testing.T) {
 	const nodes = 50
-	w := upgradeWorld(t, nodes)
+	w := onDeleteWorld(t, nodes)
 	ctx := context.Background()
-	if _, err := w.Helm.Upgrade(ctx, execute.HelmRequest{Release: "ztunnel", Namespace: "istio-system", Chart: chart("ztunnel", toV),
-		Values: map[string]any{"updateStrategy": map[string]any{"type": "OnDelete"}}}); err != nil {
-		t.Fatal(err)
-	}
 	p := nodeByNodeWaves(w, 10)
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,8 @@ import (
 )
 
 // nodeAgentReady: a ready, non-terminating pod of the DaemonSet runs the version on the node (one LIST
-// of the namespace's pods on that node), or with all=true on every ready node the DaemonSet selects.
+// of the namespace's pods on that node, or none when the watch event that woke the wait shows such a
+// pod), or with all=true on every ready node the DaemonSet selects.
 func checkNodeAgentReady(cp *checkPass, ctx context.Context, c plan.Check, a plan.NodeAgentReadyArgs) (bool, string, error) {
 	e := cp.e
 	ns, name, version := c.Object.Namespace, c.Object.Name, a.Version
@@ -32,6 +33,10 @@ func checkNodeAgentReady(cp *checkPass, ctx context.Context, c plan.Check, a pla
 		node := a.Node
 		if node == "" {
 			return false, "", errors.New("NodeAgentReady needs params.node or params.all=true; fix the plan")
+		}
+		// The watch event that woke the wait shows the pod ready: that is what this LIST would say.
+		if p, ok := cp.r.proof.(*corev1.Pod); ok && p.Namespace == ns && p.Spec.NodeName == node && ours(p) {
+			return true, "", nil
 		}
 		var pods corev1.PodList
 		if err := e.list(ctx, "pods of "+id+" on "+node, &pods, client.InNamespace(ns), client.MatchingFields{"spec.nodeName": node}); err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // nodeByNodePlan is only the ztunnel node-by-node part of an upgrade: per node cordon, drain,
@@ -151,4 +153,44 @@ func TestAWaveOfTenCostsAtMostTenRequestsPerNodeBeyondEvictions(t *testing.T) {
 	if per > 10 {
 		t.Errorf("%.2f requests per node beyond evictions; the budget is 10", per)
 	}
+}
+
+// TestAWaitForANewZtunnelTakesTheWatchEventThatShowsItReadyForALook: each node's new ztunnel
+// starts unready and turns Ready a moment after the wait first looks (SlowNodeAgents). The wait
+// LISTs the node's pods once; what wakes it, the watch event of the pod turning Ready, is the pod as
+// a second LIST would show it, so it finishes without one.
+func TestAWaitForANewZtunnelTakesTheWatchEventThatShowsItReadyForALook(t *testing.T) {
+	const nodes = 6
+	w := onDeleteWorld(t, nodes)
+	w.SlowNodeAgents()
+	p := nodeByNodePlan(w)
+	c := newStepCost(w)
+	if _, err := w.Executor(func(o *execute.Options) { o.Observer, o.Journal = c.observe, &execute.MemoryJournal{} }).Apply(context.Background(), p, execute.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waits := c.sum(func(id string) bool { return strings.HasSuffix(id, "/wait") })
+	if waits.steps != nodes {
+		t.Fatalf("%d wait steps finished; want %d", waits.steps, nodes)
+	}
+	if got := waits.calls["list Pod"]; got != nodes {
+		t.Errorf("the waits for the new ztunnels listed pods %d times over %d nodes; want one look each, the watch event doing the rest\n%s", got, nodes, waits.lines(nodes))
+	}
+	var pods corev1.PodList
+	if err := w.Base.List(context.Background(), &pods, client.InNamespace("istio-system"), client.MatchingLabels{"app": "ztunnel"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if img := p.Spec.Containers[0].Image; !strings.Contains(img, ":"+toV) || !podReady(&p) {
+			t.Errorf("ztunnel pod %s on %s runs %s, ready=%v; want %s, ready", p.Name, p.Spec.NodeName, img, podReady(&p), toV)
+		}
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

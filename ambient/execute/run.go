@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -71,6 +72,10 @@ type run struct {
 	// waiting is what the lane's in-progress step waits for, set by the unit that returned
 	// StatusInProgress (see waitOn); the lane wakes on it.
 	waiting *waiter
+	// proof is the object whose watch event woke the lane for the current unit, as the watch last
+	// had it (nil when the unit was not woken by one; see watchHub.proof): a wait may judge its check
+	// by it instead of reading the object again.
+	proof client.Object
 	// view is what holds the lane's drain right now, for wave progress (see unitHold).
 	view unitHold
 }

@@ -16,7 +16,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	if err := ctx.Err(); err != nil {
 		return sr, interrupted(st, err)
 	}
-	r.justSaw, r.waiting, r.view = unitView{}, nil, unitHold{}
+	r.justSaw, r.waiting, r.view, r.proof = unitView{}, nil, unitHold{}, nil
 	r.lastPods, r.nodePods = r.nodePods, podsView{}
 	clear(r.touched) // the last unit published them
 	rec := r.own(st.ID)
@@ -37,6 +37,7 @@ func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bo
 	if r.dry {
 		return e.dryStep(ctx, r, st)
 	}
+	r.proof = r.hub.proof(r) // before arm forgets what woke the lane
 	r.hub.arm(ctx, r, stepInterests(st))
 	if err := e.pickUp(ctx, r, st, rec); err != nil {
 		return sr, err

@@ -100,6 +100,10 @@ type waiter struct {
 	// missed is set when the watch of a kind it waits on lost events while the unit ran.
 	missed bool
 	woken  bool
+	// proof is the object of the event that woke the lane, kept at its latest event since (nil once
+	// deleted, or when the watch may have missed events): what the lane's next unit may take as
+	// the state of that object instead of reading it again (see watchHub.proof).
+	proof client.Object
 }
 
 type watchEvent struct {
@@ -203,9 +207,7 @@ func (h *watchHub) settle(r *run, w *waiter) bool {
 	if old != nil {
 		w.woken = old.missed
 		for _, ev := range old.buf {
-			if w.judge(ev) {
-				w.woken = true
-			}
+			w.take(ev, old.missed)
 		}
 	}
 	h.waiters[r] = w
@@ -214,6 +216,34 @@ func (h *watchHub) settle(r *run, w *waiter) bool {
 		served = served && h.kinds[i.kind].healthy
 	}
 	return served
+}
+
+// take judges one event for a waiter not in its unit: the first that wakes it becomes its proof,
+// later events of the same object replace it (a deletion drops it). missed says events may have
+// been lost before ev: it wakes the waiter but proves nothing. It reports whether ev woke it.
+func (w *waiter) take(ev watchEvent, missed bool) bool {
+	if w.woken {
+		if w.proof != nil && sameObject(w.proof, ev.obj) {
+			w.proof = ev.obj
+			if ev.typ == watch.Deleted {
+				w.proof = nil
+			}
+		}
+		return false
+	}
+	if !w.judge(ev) {
+		return false
+	}
+	w.woken = true
+	if !missed {
+		w.proof = ev.obj
+	}
+	return true
+}
+
+// sameObject reports whether a and b are the same object: namespace, name and UID.
+func sameObject(a, b client.Object) bool {
+	return a.GetUID() == b.GetUID() && a.GetNamespace() == b.GetNamespace() && a.GetName() == b.GetName()
 }
 
 // judge reports whether ev wakes the waiter.
@@ -235,6 +265,23 @@ func (h *watchHub) woken(r *run) bool {
 	defer h.mu.Unlock()
 	w := h.waiters[r]
 	return w != nil && w.woken
+}
+
+// proof returns the object whose event woke the lane since its last unit, at the latest event the
+// watch has of it (nil when no event woke the lane, or the watch may have missed some). The lane's
+// next unit may judge its wait by it rather than LIST again: a watch event is the object as the API
+// server had it at that resourceVersion, as a LIST right then would have returned it.
+func (h *watchHub) proof(r *run) client.Object {
+	if h == nil {
+		return nil
+	}
+	h.sync()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.waiters[r]; w != nil && w.woken {
+		return w.proof
+	}
+	return nil
 }
 
 // forget drops a lane's registration.
@@ -292,8 +339,8 @@ func (h *watchHub) dispatch(ev watchEvent) {
 			}
 			continue
 		}
-		if !w.woken && w.judge(ev) {
-			w.woken, woke = true, true
+		if w.take(ev, w.missed) {
+			woke = true
 		}
 	}
 	if woke {
@@ -308,7 +355,7 @@ func (h *watchHub) wakeAll(k watchKind) {
 	for _, w := range h.waiters {
 		for _, i := range w.interests {
 			if i.kind == k {
-				w.woken, w.missed = true, w.inUnit
+				w.woken, w.missed, w.proof = true, w.inUnit, nil
 			}
 		}
 	}

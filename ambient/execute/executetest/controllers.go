@@ -80,7 +80,17 @@ func (w *World) podGone(ctx context.Context, p *corev1.Pod) {
 		}
 		var n corev1.Node
 		if err := w.Base.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &n); err == nil {
-			w.createPod(ctx, w.dsPod(&ds, p.Spec.NodeName))
+			np := w.dsPod(&ds, p.Spec.NodeName)
+			w.mu.Lock()
+			if w.slowAgents {
+				np.Status.Conditions[0].Status = corev1.ConditionFalse
+				if w.unready == nil {
+					w.unready = map[types.UID]bool{}
+				}
+				w.unready[np.UID] = true
+			}
+			w.mu.Unlock()
+			w.createPod(ctx, np)
 		}
 		w.syncDS(ctx, ds.Namespace, ds.Name)
 	default:
@@ -449,6 +459,27 @@ func podIsReady(p *corev1.Pod) bool {
 }
 
 // ---- DaemonSets and nodes ----
+
+// readyAfterLook turns Ready the slow DaemonSet pods (SlowNodeAgents) that a LIST just returned
+// unready.
+func (w *World) readyAfterLook(ctx context.Context, pods *corev1.PodList) {
+	w.mu.Lock()
+	var due []corev1.Pod
+	for _, p := range pods.Items {
+		if w.unready[p.UID] {
+			delete(w.unready, p.UID)
+			due = append(due, p)
+		}
+	}
+	w.mu.Unlock()
+	for i := range due {
+		p := due[i].DeepCopy()
+		p.Status = readyStatus()
+		if err := w.Base.Status().Update(ctx, p); err != nil {
+			_ = w.Base.Update(ctx, p)
+		}
+	}
+}
 
 // dsPod is a ready pod of the DaemonSet on the node, at its current template.
 func (w *World) dsPod(ds *appsv1.DaemonSet, node string) *corev1.Pod {

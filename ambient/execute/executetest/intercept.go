@@ -60,7 +60,13 @@ func (w *World) interceptList(ctx context.Context, c client.WithWatch, list clie
 	if err := w.pre(ctx, "list", strings.TrimSuffix(w.kindOf(list), "List"), false); err != nil {
 		return err
 	}
-	return c.List(ctx, list, opts...)
+	if err := c.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if pods, ok := list.(*corev1.PodList); ok {
+		w.readyAfterLook(ctx, pods)
+	}
+	return nil
 }
 
 // interceptCreate is the fake client's Create.

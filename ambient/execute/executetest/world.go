@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -90,6 +91,9 @@ type World struct {
 	onKill                      func()
 	snapCalls                   int
 	tamperBackups               bool
+	// slowAgents turns on SlowNodeAgents; unready are the DaemonSet pods not yet Ready.
+	slowAgents bool
+	unready    map[types.UID]bool
 	// migration turns on SimulateMigration; unprogrammed lists waypoints that never get Programmed.
 	migration    bool
 	unprogrammed map[string]bool
@@ -287,6 +291,16 @@ func (w *World) TamperBackups() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.tamperBackups = true
+}
+
+// SlowNodeAgents makes every DaemonSet pod the world recreates after a deletion start Running but not
+// Ready, and turn Ready right after the first LIST of pods that shows it so (as a kubelet's readiness
+// probe passes a moment after the pod starts): a wait for it sees it unready once, and its turning
+// Ready is a watch event.
+func (w *World) SlowNodeAgents() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.slowAgents = true
 }
 
 // RefuseEvictions makes the next n evictions of the pod ("namespace/name") fail with 429, as a

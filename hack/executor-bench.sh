@@ -12,7 +12,8 @@
 # waves' wall time against their physical limit (e2e/executorbench/limit): per wave the slowest node's
 # drain (its slowest pod's termination as the cluster played it: the grace period plus kwok's deletion
 # right after it, or longer where a PodDisruptionBudget lets its pods terminate only one at a time),
-# plus the new ztunnel's readiness (node by node), plus the health gate's settle. The
+# plus the new ztunnel's readiness (node by node: from the old pod's deletion to its successor Ready,
+# as the watch saw the cluster play it), plus the health gate's settle. The
 # last line of each strategy's report is "ratio: <wall ÷ limit>"; before it, limit_s, estimate_s (the
 # runbook's Phases estimate of the same waves: the same model, plan.EstimateTime, fed the plan's
 # snapshot instead of what the cluster did), wall_s,

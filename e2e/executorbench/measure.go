@@ -60,13 +60,55 @@ type podWatch struct {
 	// given back, as the disruption controller played it.
 	allowed map[string]int32
 	returns map[string][]time.Time
-	stop    chan struct{}
+	// swaps are the node agents replaced, by node: a pod of the DaemonSet seen deleted, then another
+	// of it seen Ready on the node.
+	swaps map[string]*ztunnelSwap
+	stop  chan struct{}
+}
+
+// ztunnelSwapDaemonSet is the DaemonSet whose pods node by node replaces: the ztunnel chart's.
+const ztunnelSwapDaemonSet = "ztunnel"
+
+// ztunnelSwap is one node's ztunnel replacement as the cluster played it: from the old pod's
+// deletion (the executor's) to its successor Ready (the DaemonSet controller's, the scheduler's, the
+// kubelet's, and its readiness probe).
+type ztunnelSwap struct {
+	Old     types.UID `json:"old"`
+	Deleted time.Time `json:"deleted"`
+	Ready   time.Time `json:"ready,omitzero"`
+}
+
+// took is how long the swap took; false until the successor was seen Ready.
+func (s *ztunnelSwap) took() (time.Duration, bool) {
+	if s == nil || s.Ready.IsZero() || s.Ready.Before(s.Deleted) {
+		return 0, false
+	}
+	return s.Ready.Sub(s.Deleted), true
+}
+
+// ztunnelSeen records a node agent's deletion and its successor's readiness; called with w.mu held,
+// once the watch is synced.
+func (w *podWatch) ztunnelSeen(p *corev1.Pod, deleted bool) {
+	c := metav1.GetControllerOf(p)
+	if c == nil || c.Kind != "DaemonSet" || c.Name != ztunnelSwapDaemonSet || p.Spec.NodeName == "" {
+		return
+	}
+	s := w.swaps[p.Spec.NodeName]
+	switch {
+	case deleted || p.DeletionTimestamp != nil:
+		if s == nil {
+			w.swaps[p.Spec.NodeName] = &ztunnelSwap{Old: p.UID, Deleted: time.Now()}
+		}
+	case s != nil && s.Ready.IsZero() && p.UID != s.Old && kube.PodReady(p):
+		s.Ready = time.Now()
+	}
 }
 
 // watchResult is what the watch process prints: the evicted pods and the budgets' returns.
 type watchResult struct {
 	Pods    []*evictedPod          `json:"pods"`
 	Returns map[string][]time.Time `json:"returns"`
+	Ztunnel map[string]ztunnelSwap `json:"ztunnel"`
 }
 
 // budgetSeen records a budget's allowed disruptions, and the instant they went up.
@@ -86,7 +128,8 @@ func (w *podWatch) budgetSeen(o any, synced func() bool) {
 }
 
 func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) {
-	w := &podWatch{pods: map[types.UID]*evictedPod{}, allowed: map[string]int32{}, returns: map[string][]time.Time{}, stop: make(chan struct{})}
+	w := &podWatch{pods: map[types.UID]*evictedPod{}, allowed: map[string]int32{}, returns: map[string][]time.Time{},
+		swaps: map[string]*ztunnelSwap{}, stop: make(chan struct{})}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	inf := f.Core().V1().Pods().Informer()
 	budgets := f.Policy().V1().PodDisruptionBudgets().Informer()
@@ -99,7 +142,15 @@ func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) 
 		return nil, err
 	}
 	var before map[types.UID]bool // terminating when the watch started: not this run's
+	ztunnel := func(p *corev1.Pod, deleted bool) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if synced {
+			w.ztunnelSeen(p, deleted)
+		}
+	}
 	seen := func(p *corev1.Pod) {
+		ztunnel(p, false)
 		if !kube.Evicted(p) {
 			return
 		}
@@ -143,6 +194,7 @@ func watchPods(ctx context.Context, cs kubernetes.Interface) (*podWatch, error) 
 				return
 			}
 			seen(p) // a deletion the watch saw only as DELETED still counts, seen and gone at once
+			ztunnel(p, true)
 			w.mu.Lock()
 			if e := w.pods[p.UID]; e != nil && e.Gone.IsZero() {
 				e.Gone = time.Now()
@@ -255,7 +307,10 @@ func (w *podWatch) evicted() watchResult {
 	close(w.stop)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := watchResult{Pods: make([]*evictedPod, 0, len(w.pods)), Returns: map[string][]time.Time{}}
+	out := watchResult{Pods: make([]*evictedPod, 0, len(w.pods)), Returns: map[string][]time.Time{}, Ztunnel: map[string]ztunnelSwap{}}
+	for n, s := range w.swaps {
+		out.Ztunnel[n] = *s
+	}
 	for _, e := range w.pods {
 		c := *e
 		out.Pods = append(out.Pods, &c)
@@ -346,6 +401,12 @@ type Timing struct {
 	// max, in seconds. The limit counts each pod's termination as it happened, this included.
 	BeyondGraceMedian float64 `json:"beyondGraceMedian"`
 	BeyondGraceMax    float64 `json:"beyondGraceMax"`
+	// ZtunnelSwaps counts the node agents seen replaced (node by node): the old pod deleted, its
+	// successor Ready; ZtunnelMedian and ZtunnelMax are how long that took, in seconds, which the
+	// limit counts per node in place of the configured readiness.
+	ZtunnelSwaps  int     `json:"ztunnelSwaps"`
+	ZtunnelMedian float64 `json:"ztunnelMedian"`
+	ZtunnelMax    float64 `json:"ztunnelMax"`
 	// Estimate is the runbook's Phases estimate of the same waves and batch gates (plan.EstimateTime
 	// on what the plan's snapshot expected each drain to evict, with the bench's ztunnel readiness):
 	// the same model as the limit, fed the plan instead of what the cluster did.
@@ -408,6 +469,7 @@ func timing(p *plan.Plan, st *stepTimes, seen watchResult, budgets []budget, ztu
 	in := limit.Input{Allowed: allowed}
 	t := Timing{Waves: len(waves), Budgets: allowed, Evicted: len(pods)}
 	var all []limit.Interval
+	var swaps []float64
 	var wallStart, wallEnd time.Time
 	for wi, w := range waves {
 		lw := limit.Wave{Settle: w.Settle}
@@ -415,7 +477,14 @@ func timing(p *plan.Plan, st *stepTimes, seen watchResult, budgets []budget, ztu
 		inWave := map[string]bool{}
 		for _, n := range w.Nodes {
 			inWave[n] = true
-			ln, iv, instant := modelNode(n, byNode[n], budgets, seen.Returns, ztunnelReady, nodeByNode, graceAll)
+			var swap *ztunnelSwap
+			if s, ok := seen.Ztunnel[n]; ok {
+				swap = &s
+			}
+			ln, iv, instant := modelNode(n, byNode[n], budgets, seen.Returns, ztunnelReady, swap, nodeByNode, graceAll)
+			if d, ok := swap.took(); ok && nodeByNode {
+				swaps = append(swaps, d.Seconds())
+			}
 			t.Instant += instant
 			if !iv.Start.IsZero() {
 				ivs = append(ivs, iv)
@@ -464,6 +533,10 @@ func timing(p *plan.Plan, st *stepTimes, seen watchResult, budgets []budget, ztu
 	}
 	t.MaxDraining = limit.MaxOverlap(all)
 	t.BeyondGraceMedian, t.BeyondGraceMax = beyondGrace(pods, graceAll)
+	if len(swaps) > 0 {
+		sort.Float64s(swaps)
+		t.ZtunnelSwaps, t.ZtunnelMedian, t.ZtunnelMax = len(swaps), swaps[len(swaps)/2], swaps[len(swaps)-1]
+	}
 	return t
 }
 
@@ -485,12 +558,16 @@ func beyondGrace(pods []*evictedPod, graceAll bool) (median, most float64) {
 }
 
 // modelNode is one drained node as the model takes it (its evicted pods with the grace periods the
-// cluster honoured, their budgets and how long each holds its budget) and the interval its pods
+// cluster honoured, their budgets and how long each holds its budget; node by node, its ztunnel's
+// replacement as the cluster played it, else the configured readiness) and the interval its pods
 // were seen terminating; instant counts the pods whose grace the cluster did not honour.
-func modelNode(n string, evicted []*evictedPod, budgets []budget, returns map[string][]time.Time, ztunnelReady time.Duration, nodeByNode, graceAll bool) (limit.Node, limit.Interval, int) {
+func modelNode(n string, evicted []*evictedPod, budgets []budget, returns map[string][]time.Time, ztunnelReady time.Duration, swap *ztunnelSwap, nodeByNode, graceAll bool) (limit.Node, limit.Interval, int) {
 	ln := limit.Node{Name: n}
 	if nodeByNode {
 		ln.ZtunnelReady = ztunnelReady
+		if d, ok := swap.took(); ok {
+			ln.ZtunnelReady = d
+		}
 	}
 	var iv limit.Interval
 	instant := 0

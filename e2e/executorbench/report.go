@@ -194,7 +194,11 @@ func (r Report) text() string {
 		fmt.Fprintf(&b, "    wave %d: %d nodes, %d pods evicted: limit %.1fs (drain %.1fs on %s, longest termination %.1fs; ztunnel %.1fs; settle %.1fs), wall %.1fs, at most %d nodes draining at once\n",
 			i+1, pw.Nodes, pw.Pods, w.Total.Seconds(), w.Drain.Seconds(), w.SlowestNode, w.Longest.Seconds(), w.Ztunnel.Seconds(), w.Settle.Seconds(), pw.WallSeconds, pw.MaxDraining)
 	}
-	fmt.Fprintf(&b, "  limit_s: %.1f (evicted pods went %.2fs after their grace period at the median, %.2fs at most: the cluster's deletion, counted)\n", t.LimitSeconds, t.BeyondGraceMedian, t.BeyondGraceMax)
+	fmt.Fprintf(&b, "  limit_s: %.1f (evicted pods went %.2fs after their grace period at the median, %.2fs at most: the cluster's deletion, counted", t.LimitSeconds, t.BeyondGraceMedian, t.BeyondGraceMax)
+	if t.ZtunnelSwaps > 0 {
+		fmt.Fprintf(&b, "; %d ztunnel pods replaced, deletion to successor Ready %.2fs at the median, %.2fs at most: counted in place of the configured readiness", t.ZtunnelSwaps, t.ZtunnelMedian, t.ZtunnelMax)
+	}
+	b.WriteString(")\n")
 	fmt.Fprintf(&b, "  estimate_s: at least %.1f, expected %.1f, at most %.1f (the runbook's Phases model on the plan's snapshot; limit_s is the same model on what the cluster did)\n",
 		t.Estimate.Least.Seconds(), t.Estimate.Expected.Seconds(), t.Estimate.Most.Seconds())
 	fmt.Fprintf(&b, "  wall_s: %.1f (first wave's first node step started to last batch gate finished; whole Apply %.1f)\n", t.WallSeconds, r.WallSeconds)

@@ -23,3 +23,13 @@ func Evicted(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// PodReady reports whether p's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

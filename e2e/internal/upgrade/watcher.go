@@ -434,7 +434,7 @@ func (w *Watcher) classify(p *corev1.Pod) podState {
 	if w.ZtunnelNamespaces[p.Namespace] && p.Labels["app"] == w.ZtunnelApp {
 		st.ztunnel = true
 		st.account = p.Namespace + "/" + p.Spec.ServiceAccountName
-		st.ready = !st.deleting && p.Status.Phase == corev1.PodRunning && podReady(p)
+		st.ready = !st.deleting && p.Status.Phase == corev1.PodRunning && kube.PodReady(p)
 		return st
 	}
 	if st.node == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.Spec.HostNetwork {
@@ -446,15 +446,6 @@ func (w *Watcher) classify(p *corev1.Pod) podState {
 	mode := p.Labels[mesh.LabelDataplaneMode]
 	st.ambient = mode == "ambient" || (mode != "none" && w.ambientNS[p.Namespace])
 	return st
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func (w *Watcher) remove(key string, st podState) {

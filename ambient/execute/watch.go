@@ -30,10 +30,12 @@ import (
 // resourceVersion it saw when the API server ends it. A lane registers its step's interests before
 // the step's unit runs, so what happens while the unit runs is judged once the unit says what it
 // waits for; then the lane sleeps until an event it waits for, at the latest watchResync later (and
-// its step's own deadlines). A watch that the API server refuses (RBAC, a client without Watch) or
-// that breaks is left off: the steps waiting on it poll with Options.PollInterval as they would
-// without watches, and the hub tries again with backoff, from a fresh LIST, at the next unit that
-// waits on it.
+// its step's own deadlines). The event that woke it, kept at its object's latest event since, is
+// the lane's proof for its next unit (watchHub.proof): a wait for a node's new ztunnel takes a proof
+// that shows it Ready as its look, rather than listing again. A watch that the API server refuses
+// (RBAC, a client without Watch) or that breaks is left off: the steps waiting on it poll with
+// Options.PollInterval as they would without watches, and the hub tries again with backoff, from a
+// fresh LIST, at the next unit that waits on it.
 
 // watchResync is how long a lane whose wait is served by healthy watches sleeps at most before it
 // looks again anyway.
@@ -272,10 +274,14 @@ func (h *watchHub) woken(r *run) bool {
 // next unit may judge its wait by it rather than LIST again: a watch event is the object as the API
 // server had it at that resourceVersion, as a LIST right then would have returned it.
 func (h *watchHub) proof(r *run) client.Object {
-	if h == nil {
-		return nil
+	if h == nil || h.heldProof(r) == nil {
+		return nil // most units were not woken by a proof: they pay no sync
 	}
-	h.sync()
+	h.sync() // the events already received may say more of it
+	return h.heldProof(r)
+}
+
+func (h *watchHub) heldProof(r *run) client.Object {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if w := h.waiters[r]; w != nil && w.woken {

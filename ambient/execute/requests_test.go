@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -180,17 +181,8 @@ func TestAWaitForANewZtunnelTakesTheWatchEventThatShowsItReadyForALook(t *testin
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		if img := p.Spec.Containers[0].Image; !strings.Contains(img, ":"+toV) || !podReady(&p) {
-			t.Errorf("ztunnel pod %s on %s runs %s, ready=%v; want %s, ready", p.Name, p.Spec.NodeName, img, podReady(&p), toV)
+		if img := p.Spec.Containers[0].Image; !strings.Contains(img, ":"+toV) || !executetest.PodReady(&p) {
+			t.Errorf("ztunnel pod %s on %s runs %s, ready=%v; want %s, ready", p.Name, p.Spec.NodeName, img, executetest.PodReady(&p), toV)
 		}
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -113,7 +113,7 @@ func (w *World) syncWorkload(ctx context.Context, ns string, o owner) {
 			continue
 		}
 		n++
-		if podIsReady(&pods.Items[i]) {
+		if PodReady(&pods.Items[i]) {
 			ready++
 		}
 	}
@@ -410,7 +410,7 @@ func (w *World) disruptionsAllowed(ctx context.Context, b *policyv1.PodDisruptio
 			continue
 		}
 		expected++
-		if q.DeletionTimestamp == nil && podIsReady(q) {
+		if q.DeletionTimestamp == nil && PodReady(q) {
 			healthy++
 		}
 	}
@@ -449,7 +449,8 @@ func (w *World) syncBudgets(ctx context.Context, ns string) {
 	}
 }
 
-func podIsReady(p *corev1.Pod) bool {
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

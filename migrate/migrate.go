@@ -363,7 +363,7 @@ func (m *migration) choose() error {
 		seen[ref] = true
 		m.applied = append(m.applied, pr)
 	}
-	sort.Slice(m.applied, func(i, j int) bool { return refLess(m.applied[i].Ref(), m.applied[j].Ref()) })
+	sort.Slice(m.applied, func(i, j int) bool { return m.applied[i].Ref().Less(m.applied[j].Ref()) })
 	keep := map[mesh.ObjectRef]bool{}
 	for _, k := range m.opts.Keep {
 		keep[k] = true
@@ -423,7 +423,7 @@ func (m *migration) choose() error {
 		if rank(a) != rank(b) {
 			return rank(a) < rank(b)
 		}
-		return refLess(a.policy.Ref(), b.policy.Ref())
+		return a.policy.Ref().Less(b.policy.Ref())
 	})
 	return nil
 }

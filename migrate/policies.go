@@ -159,17 +159,7 @@ func classifyPolicies(s *mesh.Snapshot, wv *waypointView, root string, namespace
 }
 
 func sortVerdicts(out []PolicyVerdict) {
-	sort.Slice(out, func(i, j int) bool { return refLess(out[i].Policy, out[j].Policy) })
-}
-
-func refLess(a, b mesh.ObjectRef) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	if a.Kind != b.Kind {
-		return a.Kind < b.Kind
-	}
-	return a.Name < b.Name
+	sort.Slice(out, func(i, j int) bool { return out[i].Policy.Less(out[j].Policy) })
 }
 
 // isRootNamespace: the mesh root namespace is root when given, else any namespace istiod runs in

@@ -228,7 +228,7 @@ func finish(r *Report, opts ReadinessOptions) *Report {
 	}
 	plan.SortFindings(r.Findings)
 	r.Ready = len(plan.Stopping(r.Findings)) == 0
-	sort.Slice(r.Proposals, func(i, j int) bool { return refLess(r.Proposals[i].Ref(), r.Proposals[j].Ref()) })
+	sort.Slice(r.Proposals, func(i, j int) bool { return r.Proposals[i].Ref().Less(r.Proposals[j].Ref()) })
 	r.Notes = uniqueSorted(r.Notes)
 	return r
 }
@@ -597,6 +597,6 @@ func uniqueRefs(in []mesh.ObjectRef) []mesh.ObjectRef {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return refLess(out[i], out[j]) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Less(out[j]) })
 	return out
 }

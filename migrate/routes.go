@@ -83,7 +83,7 @@ func routeVerdicts(s *mesh.Snapshot, ns string) ([]RouteVerdict, []Proposal) {
 		sort.Strings(v.Untranslatable)
 		out = append(out, v)
 	}
-	sort.Slice(out, func(i, j int) bool { return refLess(out[i].Route, out[j].Route) })
+	sort.Slice(out, func(i, j int) bool { return out[i].Route.Less(out[j].Route) })
 	return out, props
 }
 

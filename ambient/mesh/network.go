@@ -151,14 +151,14 @@ const LabelIngressUseWaypoint = "istio.io/ingress-use-waypoint"
 
 // normalizeNetwork sorts the lists of this file's vocabulary.
 func (s *Snapshot) normalizeNetwork() {
-	sort.Slice(s.NetworkPolicies, func(i, j int) bool { return refLess(s.NetworkPolicies[i].Ref(), s.NetworkPolicies[j].Ref()) })
-	sort.Slice(s.Routes, func(i, j int) bool { return refLess(s.Routes[i].Ref(), s.Routes[j].Ref()) })
-	sort.Slice(s.IstioConfig, func(i, j int) bool { return refLess(s.IstioConfig[i].Ref(), s.IstioConfig[j].Ref()) })
+	sort.Slice(s.NetworkPolicies, func(i, j int) bool { return s.NetworkPolicies[i].Ref().Less(s.NetworkPolicies[j].Ref()) })
+	sort.Slice(s.Routes, func(i, j int) bool { return s.Routes[i].Ref().Less(s.Routes[j].Ref()) })
+	sort.Slice(s.IstioConfig, func(i, j int) bool { return s.IstioConfig[i].Ref().Less(s.IstioConfig[j].Ref()) })
 }
 
 // networkNormalized reports whether the lists of this file's vocabulary are sorted.
 func (s *Snapshot) networkNormalized() bool {
-	return sort.SliceIsSorted(s.NetworkPolicies, func(i, j int) bool { return refLess(s.NetworkPolicies[i].Ref(), s.NetworkPolicies[j].Ref()) }) &&
-		sort.SliceIsSorted(s.Routes, func(i, j int) bool { return refLess(s.Routes[i].Ref(), s.Routes[j].Ref()) }) &&
-		sort.SliceIsSorted(s.IstioConfig, func(i, j int) bool { return refLess(s.IstioConfig[i].Ref(), s.IstioConfig[j].Ref()) })
+	return sort.SliceIsSorted(s.NetworkPolicies, func(i, j int) bool { return s.NetworkPolicies[i].Ref().Less(s.NetworkPolicies[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Routes, func(i, j int) bool { return s.Routes[i].Ref().Less(s.Routes[j].Ref()) }) &&
+		sort.SliceIsSorted(s.IstioConfig, func(i, j int) bool { return s.IstioConfig[i].Ref().Less(s.IstioConfig[j].Ref()) })
 }

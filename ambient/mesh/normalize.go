@@ -44,13 +44,13 @@ func (s *Snapshot) Normalize() {
 	for i := range s.Ztunnels {
 		sortNodePods(s.Ztunnels[i].Pods)
 	}
-	sort.Slice(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) })
+	sort.Slice(s.Gateways, func(i, j int) bool { return s.Gateways[i].Ref().Less(s.Gateways[j].Ref()) })
 	for i := range s.Gateways {
 		sortVersions(s.Gateways[i].Versions)
 		sort.Strings(s.Gateways[i].Owners)
 	}
 	sort.Slice(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name })
-	sort.Slice(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) })
+	sort.Slice(s.Workloads, func(i, j int) bool { return s.Workloads[i].Ref().Less(s.Workloads[j].Ref()) })
 	for i := range s.Workloads {
 		sort.Strings(s.Workloads[i].Nodes)
 		sortVersions(s.Workloads[i].ProxyVersions)
@@ -64,9 +64,9 @@ func (s *Snapshot) Normalize() {
 		})
 	}
 	sort.Slice(s.PodDisruptionBudgets, func(i, j int) bool {
-		return refLess(s.PodDisruptionBudgets[i].Ref(), s.PodDisruptionBudgets[j].Ref())
+		return s.PodDisruptionBudgets[i].Ref().Less(s.PodDisruptionBudgets[j].Ref())
 	})
-	sort.Slice(s.Policies, func(i, j int) bool { return refLess(s.Policies[i].Ref(), s.Policies[j].Ref()) })
+	sort.Slice(s.Policies, func(i, j int) bool { return s.Policies[i].Ref().Less(s.Policies[j].Ref()) })
 	for i := range s.Policies {
 		sort.Strings(s.Policies[i].L7)
 		sort.Strings(s.Policies[i].PortModes)
@@ -91,14 +91,16 @@ func sortNodePods(p []NodePod) {
 
 func sortVersions(v []Version) { sort.Slice(v, func(i, j int) bool { return v[i].Less(v[j]) }) }
 
-func refLess(a, b ObjectRef) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
+// Less orders references by namespace, then kind, then name: the order of every sorted list of
+// references in a snapshot and a plan.
+func (r ObjectRef) Less(o ObjectRef) bool {
+	if r.Namespace != o.Namespace {
+		return r.Namespace < o.Namespace
 	}
-	if a.Kind != b.Kind {
-		return a.Kind < b.Kind
+	if r.Kind != o.Kind {
+		return r.Kind < o.Kind
 	}
-	return a.Name < b.Name
+	return r.Name < o.Name
 }
 
 // fingerprintView is the part of a snapshot a plan depends on. Pod counts and readiness change all
@@ -377,15 +379,15 @@ func (s *Snapshot) normalized() bool {
 		sort.SliceIsSorted(s.Ztunnels, func(i, j int) bool {
 			return s.Ztunnels[i].Namespace+"/"+s.Ztunnels[i].Name < s.Ztunnels[j].Namespace+"/"+s.Ztunnels[j].Name
 		}) &&
-		sort.SliceIsSorted(s.Gateways, func(i, j int) bool { return refLess(s.Gateways[i].Ref(), s.Gateways[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Gateways, func(i, j int) bool { return s.Gateways[i].Ref().Less(s.Gateways[j].Ref()) }) &&
 		sort.SliceIsSorted(s.Namespaces, func(i, j int) bool { return s.Namespaces[i].Name < s.Namespaces[j].Name }) &&
-		sort.SliceIsSorted(s.Workloads, func(i, j int) bool { return refLess(s.Workloads[i].Ref(), s.Workloads[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Workloads, func(i, j int) bool { return s.Workloads[i].Ref().Less(s.Workloads[j].Ref()) }) &&
 		sort.SliceIsSorted(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name }) &&
 		sort.SliceIsSorted(s.NodePools, func(i, j int) bool { return s.NodePools[i].Name < s.NodePools[j].Name }) &&
 		sort.SliceIsSorted(s.PodDisruptionBudgets, func(i, j int) bool {
-			return refLess(s.PodDisruptionBudgets[i].Ref(), s.PodDisruptionBudgets[j].Ref())
+			return s.PodDisruptionBudgets[i].Ref().Less(s.PodDisruptionBudgets[j].Ref())
 		}) &&
-		sort.SliceIsSorted(s.Policies, func(i, j int) bool { return refLess(s.Policies[i].Ref(), s.Policies[j].Ref()) }) &&
+		sort.SliceIsSorted(s.Policies, func(i, j int) bool { return s.Policies[i].Ref().Less(s.Policies[j].Ref()) }) &&
 		sort.SliceIsSorted(s.HelmReleases, func(i, j int) bool {
 			return s.HelmReleases[i].Namespace+"/"+s.HelmReleases[i].Name < s.HelmReleases[j].Namespace+"/"+s.HelmReleases[j].Name
 		}) &&

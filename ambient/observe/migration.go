@@ -70,12 +70,12 @@ func (m *migrationParts) finish(s *mesh.Snapshot) {
 			s.Services = append(s.Services, svc)
 		}
 	}
-	sort.Slice(s.Services, func(i, j int) bool { return refLess(s.Services[i].Ref(), s.Services[j].Ref()) })
+	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Ref().Less(s.Services[j].Ref()) })
 	s.TelemetryQueries = append(s.TelemetryQueries, m.queries...)
 	sort.SliceStable(s.TelemetryQueries, func(i, j int) bool {
 		a, b := s.TelemetryQueries[i], s.TelemetryQueries[j]
 		if a.Object != b.Object {
-			return refLess(a.Object, b.Object)
+			return a.Object.Less(b.Object)
 		}
 		if a.Name != b.Name {
 			return a.Name < b.Name
@@ -86,20 +86,10 @@ func (m *migrationParts) finish(s *mesh.Snapshot) {
 	sort.SliceStable(s.ScrapeTargets, func(i, j int) bool {
 		a, b := s.ScrapeTargets[i], s.ScrapeTargets[j]
 		if a.Object != b.Object {
-			return refLess(a.Object, b.Object)
+			return a.Object.Less(b.Object)
 		}
 		return a.Port+" "+a.Path < b.Port+" "+b.Path
 	})
-}
-
-func refLess(a, b mesh.ObjectRef) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	if a.Kind != b.Kind {
-		return a.Kind < b.Kind
-	}
-	return a.Name < b.Name
 }
 
 func refOf(kind string, u *unstructured.Unstructured) mesh.ObjectRef {

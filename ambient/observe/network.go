@@ -170,7 +170,7 @@ func (b *builder) addRoute(kind string, u *unstructured.Unstructured) {
 			}
 		}
 	}
-	sort.Slice(r.Backends, func(i, j int) bool { return refLess(r.Backends[i], r.Backends[j]) })
+	sort.Slice(r.Backends, func(i, j int) bool { return r.Backends[i].Less(r.Backends[j]) })
 	b.net.routes = append(b.net.routes, r)
 }
 

@@ -218,16 +218,17 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
 			Remedy:  askOrEvict(nbn.LocalStorage)})
 	}
-	for start := 0; start < len(order); start += batch {
-		end := min(start+batch, len(order))
-		if len(lost) > 0 && nbn.LocalStorage != LocalStorageEvict && len(nodeByNodeLoss(ix, order[start:end])) > 0 {
-			st := steps.LocalStorageApproval(fmt.Sprintf("%sbatch/%d/approve-local-storage", base, start/batch+1), lost)
+	waves, rooms := ix.Waves(s, order, batch)
+	roomFinding(b, z, batch, waves, rooms)
+	for i, nodes := range waves {
+		if len(lost) > 0 && nbn.LocalStorage != LocalStorageEvict && len(nodeByNodeLoss(ix, nodes)) > 0 {
+			st := steps.LocalStorageApproval(fmt.Sprintf("%sbatch/%d/approve-local-storage", base, i+1), lost)
 			b.Add(st, before...)
 			before, lost = []string{st.ID}, nil
 		}
 		var done []string
-		wave := fmt.Sprintf("%sbatch/%d", base, start/batch+1)
-		for _, d := range order[start:end] {
+		wave := fmt.Sprintf("%sbatch/%d", base, i+1)
+		for _, d := range nodes {
 			id := base + "node/" + d.Node.Name + "/"
 			unit := &plan.WaveUnit{ID: wave, Node: d.Node.Name}
 			add := func(st plan.Step, deps ...string) {
@@ -256,8 +257,8 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 			}
 			done = append(done, b.Last())
 		}
-		gate := plan.Step{ID: fmt.Sprintf("%sbatch/%d/health", base, start/batch+1), Risk: plan.RiskNone,
-			Description: fmt.Sprintf("health gate after ztunnel batch %d of %d", start/batch+1, (len(order)+batch-1)/batch),
+		gate := plan.Step{ID: fmt.Sprintf("%sbatch/%d/health", base, i+1), Risk: plan.RiskNone,
+			Description: fmt.Sprintf("health gate after ztunnel batch %d of %d", i+1, len(waves)),
 			HealthGate:  &plan.HealthGate{Probe: b.Probe(), Scope: "ztunnel batch", SettleSeconds: 30}}
 		b.Add(gate, done...)
 		before = []string{gate.ID}
@@ -296,4 +297,33 @@ func blueGreenRevision(s *mesh.Snapshot, newRev string) string {
 		}
 	}
 	return ""
+}
+
+// roomFinding says, for each set of pools whose size cut waves short (steps.Index.Waves), why the
+// waves hold fewer nodes than the batch size.
+func roomFinding(b *steps.Builder, z mesh.Ztunnel, batch int, waves [][]steps.DrainNode, rooms []steps.Room) {
+	nodes := 0
+	for _, w := range waves {
+		nodes += len(w)
+	}
+	for _, r := range rooms {
+		names := make([]string, len(r.Pools))
+		for i, p := range r.Pools {
+			names[i] = p
+			if p == "" {
+				names[i] = "(nodes without a pool label)"
+			}
+		}
+		who := r.Workloads[0].String()
+		if n := len(r.Workloads); n > 1 {
+			who += fmt.Sprintf(" and %d more", n-1)
+		}
+		b.Finding(plan.Finding{Code: plan.CodeWaveKeepsRoom, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+			Related: r.Workloads,
+			Details: map[string]string{"pools": strings.Join(r.Pools, ","), "schedulable": strconv.Itoa(r.Schedulable),
+				"workloads": strconv.Itoa(len(r.Workloads)), "waves": strconv.Itoa(len(waves)), "batch": strconv.Itoa(batch)},
+			Message: fmt.Sprintf("the drains replacing ztunnel %s/%s come in %d waves for %d nodes, some smaller than the batch of %d: no wave cordons all %d schedulable nodes of pool %s, where %s runs, so that the pods a wave evicts can move to a node outside it (else a disruption budget waiting for them would hold the wave's drains until they time out)",
+				z.Namespace, z.Name, len(waves), nodes, batch, r.Schedulable, strings.Join(names, ", "), who),
+			Remedy: "nothing to do; to drain more of the pool at once, add nodes to it"})
+	}
 }

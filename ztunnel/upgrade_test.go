@@ -207,3 +207,69 @@ func TestNodeByNodeRestoresTheWholeUpdateStrategyTheDaemonSetRanWith(t *testing.
 		})
 	}
 }
+
+// TestNodeByNodeWavesLeaveEveryEvictedWorkloadANodeOfItsPool plans node by node in batches of 3 on
+// the cluster of the e2e runbook suite: 3 general and 3 batch nodes, an ambient Deployment on every
+// general node only, under a budget. A wave of the 3 general nodes cordons every node its evicted
+// pods can run on; with two budgets they can hold each other's drains for good.
+func TestNodeByNodeWavesLeaveEveryEvictedWorkloadANodeOfItsPool(t *testing.T) {
+	s := meshtest.Healthy("1.30.3", 6) // general-0, batch-1, general-2, batch-3, general-4, batch-5
+	general := []string{"general-0", "general-2", "general-4"}
+	s.Workloads = []mesh.Workload{
+		{Namespace: "shop", Kind: "Deployment", Name: "orders", Labels: map[string]string{"app": "orders"}, Pods: 3, Ready: 3,
+			Mode: mesh.ModeAmbient, Nodes: general},
+		{Namespace: "shop", Kind: "Deployment", Name: "web", Labels: map[string]string{"app": "web"}, Pods: 2, Ready: 2,
+			Mode: mesh.ModeAmbient, Nodes: general[:2]},
+	}
+	s.PodDisruptionBudgets = []mesh.PodDisruptionBudget{
+		{Namespace: "shop", Name: "orders", Selector: &mesh.LabelSelector{MatchLabels: map[string]string{"app": "orders"}},
+			MinAvailable: "2", DisruptionsAllowed: 1, CurrentHealthy: 3, DesiredHealthy: 2, ExpectedPods: 3},
+		{Namespace: "shop", Name: "web", Selector: &mesh.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			MaxUnavailable: "1", DisruptionsAllowed: 1, CurrentHealthy: 2, DesiredHealthy: 1, ExpectedPods: 2},
+	}
+	s.Normalize()
+	p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Strategy: ztunnel.NodeByNode{BatchSize: 3}}, nil)
+	waves := map[string][]string{}
+	var ids []string
+	for _, st := range p.Steps {
+		if st.Wave != nil && st.Cordon != nil {
+			if waves[st.Wave.ID] == nil {
+				ids = append(ids, st.Wave.ID)
+			}
+			waves[st.Wave.ID] = append(waves[st.Wave.ID], st.Wave.Node)
+		}
+	}
+	var got [][]string
+	for _, id := range ids {
+		got = append(got, waves[id])
+	}
+	want := [][]string{{"batch-1", "batch-3", "batch-5"}, {"general-0", "general-2"}, {"general-4"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("waves by cordon (-want +got):\n%s", d)
+	}
+	var gates []string
+	for _, st := range p.Steps {
+		if st.HealthGate != nil && st.HealthGate.Scope == "ztunnel batch" {
+			gates = append(gates, st.Description)
+		}
+	}
+	if n := len(gates); n != 3 || gates[n-1] != "health gate after ztunnel batch 3 of 3" {
+		t.Errorf("ztunnel batch gates: %q, want 3, the last of batch 3 of 3", gates)
+	}
+	var room []plan.Finding
+	for _, f := range p.Findings {
+		if f.Code == plan.CodeWaveKeepsRoom {
+			room = append(room, f)
+		}
+	}
+	if len(room) != 1 {
+		t.Fatalf("%d %s findings, want 1: %+v", len(room), plan.CodeWaveKeepsRoom, room)
+	}
+	wantDetails := map[string]string{"pools": "general", "schedulable": "3", "workloads": "1", "waves": "3", "batch": "3"}
+	if d := cmp.Diff(wantDetails, room[0].Details); d != "" {
+		t.Errorf("details (-want +got):\n%s", d)
+	}
+	if room[0].Severity != plan.Info || len(room[0].Related) != 1 || room[0].Related[0].Name != "orders" {
+		t.Errorf("finding: %+v", room[0])
+	}
+}

@@ -7,7 +7,9 @@
 //   - Helm values are merged the same way everywhere (the release's values, then the planner's, then
 //     the caller's by chart and by release name), and charts are referenced from one ChartSource;
 //   - drain waves: the nodes to drain in a safe order (nodes a PodDisruptionBudget blocks last, then
-//     fewer stateful workloads first), with what may hold each drain named, and the drain step itself.
+//     fewer stateful workloads first), with what may hold each drain named, and the drain step itself;
+//     the order cut into waves (Index.Waves) so that no wave cordons every node the pods it evicts can
+//     move to.
 //
 // Everything here is pure: no clients, no clock.
 package steps

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 )
@@ -43,13 +44,14 @@ func (ix *Index) Waves(s *mesh.Snapshot, order []DrainNode, batch int) ([][]Drai
 		var wave, later []DrainNode
 		c.reset()
 		for _, d := range pending {
-			if len(wave) < batch && (len(wave) == 0 || c.fits(d)) {
-				c.add(d)
-				wave = append(wave, d)
-				continue
-			}
 			if len(wave) < batch {
-				c.deferred(d)
+				w := c.blocker(d)
+				if len(wave) == 0 || w == nil {
+					c.add(d)
+					wave = append(wave, d)
+					continue
+				}
+				c.putOff(w)
 			}
 			later = append(later, d)
 		}
@@ -168,8 +170,6 @@ func (c *roomCounter) blocker(d DrainNode) *mesh.Workload {
 	return nil
 }
 
-func (c *roomCounter) fits(d DrainNode) bool { return c.blocker(d) == nil }
-
 func (c *roomCounter) add(d DrainNode) {
 	if c.movable[d.Node.Name] {
 		c.inWave[c.pool[d.Node.Name]]++
@@ -179,17 +179,10 @@ func (c *roomCounter) add(d DrainNode) {
 	}
 }
 
-// deferred records why d goes to a later wave.
-func (c *roomCounter) deferred(d DrainNode) {
-	w := c.blocker(d)
-	if w == nil {
-		return
-	}
+// putOff records that a node goes to a later wave for w.
+func (c *roomCounter) putOff(w *mesh.Workload) {
 	ps := c.poolsOf(w)
-	key := ""
-	for _, p := range ps {
-		key += p + "\x00"
-	}
+	key := strings.Join(ps, "\x00")
 	r := c.why[key]
 	if r == nil {
 		r = &Room{Pools: ps}

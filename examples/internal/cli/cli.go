@@ -26,8 +26,9 @@ import (
 )
 
 // Source is where an example reads the mesh from: the live cluster of the kubeconfig (--kubeconfig,
-// --context, or neither: $KUBECONFIG or ~/.kube/config, as kubectl reads it), a dump saved with
-// kubectl (--from-dir), or the embedded demo mesh (--demo). Every example chooses it the same way.
+// or --context alone: $KUBECONFIG or ~/.kube/config, as kubectl reads it), a dump saved with kubectl
+// (--from-dir), or the embedded demo mesh (--demo). Every example chooses it the same way, and none
+// has a default: a live cluster is read only when --kubeconfig or --context says so.
 type Source struct {
 	// Kubeconfig, Context and FromDir are --kubeconfig, --context and --from-dir; Demo is --demo.
 	Kubeconfig, Context, FromDir string
@@ -41,7 +42,7 @@ func (s *Source) Register(c *Command, offline bool) {
 	s.offline = offline
 	c.fs.StringVar(&s.Kubeconfig, "kubeconfig", "", "")
 	c.fs.StringVar(&s.Context, "context", "", "")
-	c.add(Spec{Name: "kubeconfig", Arg: "FILE", Usage: "observe the live cluster of this kubeconfig (default: $KUBECONFIG, else ~/.kube/config, as kubectl reads them)",
+	c.add(Spec{Name: "kubeconfig", Arg: "FILE", Usage: "observe the live cluster of this kubeconfig (with --context alone: $KUBECONFIG, else ~/.kube/config, as kubectl reads them); no cluster is read without one of the two",
 		Example: "--kubeconfig ~/.kube/config"})
 	c.add(Spec{Name: "context", Arg: "NAME", Usage: "kubeconfig context (default: the current one)", Example: "--context prod-eu1"})
 	c.check(func() error {
@@ -54,6 +55,12 @@ func (s *Source) Register(c *Command, offline bool) {
 		return nil
 	})
 	if !offline {
+		c.check(func() error {
+			if !c.IsSet("kubeconfig") && !c.IsSet("context") {
+				return usage("say which cluster: --kubeconfig FILE or --context NAME (a run never reads a kubeconfig it was not pointed at, so that no cluster is changed by accident)")
+			}
+			return nil
+		})
 		return
 	}
 	c.fs.StringVar(&s.FromDir, "from-dir", "", "")
@@ -73,6 +80,10 @@ func (s *Source) Register(c *Command, offline bool) {
 		}
 		if n > 1 {
 			return usage("say where the mesh is read from once: --kubeconfig/--context (a live cluster), --from-dir (a dump) or --demo (the embedded demo mesh)")
+		}
+		if n == 0 { // no default: a kubeconfig lying in ~/.kube must not make a try-out plan a production cluster
+			return usage("say where the mesh is read from: --demo (the embedded demo mesh), --from-dir DIR (a dump saved with kubectl, see --help) " +
+				"or --kubeconfig FILE / --context NAME (a live cluster; never read unless one of them is given)")
 		}
 		if s.FromDir != "" {
 			if fi, err := os.Stat(s.FromDir); err != nil || !fi.IsDir() {
@@ -128,7 +139,18 @@ func (s *Source) connect(observeOnly bool) (*Cluster, error) {
 	rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: s.Context})
 	cfg, err := cc.ClientConfig()
+	if raw, rerr := cc.RawConfig(); err != nil && rerr == nil && s.Context != "" && raw.Contexts[s.Context] == nil {
+		// client-go reports a missing context as an invalid kubeconfig; say which flag is wrong
+		if len(raw.Contexts) == 0 {
+			err = clientcmd.ErrEmptyConfig
+		} else {
+			err = clientcmd.ErrNoContext
+		}
+	}
 	switch {
+	case clientcmd.IsEmptyConfig(err) && s.Context != "":
+		return nil, usage("--context %s: no kubeconfig has it ($KUBECONFIG names none and %s does not exist); pass --kubeconfig FILE",
+			s.Context, filepath.Join("~", clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName))
 	case clientcmd.IsEmptyConfig(err):
 		alt := ""
 		if s.offline {

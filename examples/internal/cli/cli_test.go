@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +41,11 @@ func upgradeCommand(t *testing.T, args ...string) (*Command, *Plan) {
 }
 
 // parseUpgrade parses the arguments as upgrade's command line.
+// Without --kubeconfig or --context it names a context, as upgrade needs one.
 func parseUpgrade(args ...string) (*Command, *Plan, error) {
+	if !slices.Contains(args, "--kubeconfig") && !slices.Contains(args, "--context") {
+		args = append([]string{"--context", "test"}, args...)
+	}
 	c := NewCommand("upgrade", "test", &bytes.Buffer{})
 	c.Invocation = "upgrade"
 	var src Source
@@ -261,9 +266,9 @@ func TestVerdictTellsBlockedFromWaivable(t *testing.T) {
 	}{
 		{name: "a clean plan runs", findings: []plan.Finding{f("INFO_ONLY", plan.Info, false), f(plan.CodePDBBlocksDrain, plan.Waivable, true)}, want: ExitOK},
 		{name: "a waivable finding needs a waiver, named in the command", findings: []plan.Finding{f(plan.CodePDBBlocksDrain, plan.Waivable, false)},
-			args: []string{"--target", "1.31.4"}, want: ExitNeedsWaiver, says: "upgrade --target 1.31.4 --waive PDB_BLOCKS_DRAIN"},
+			args: []string{"--target", "1.31.4"}, want: ExitNeedsWaiver, says: "upgrade --context test --target 1.31.4 --waive PDB_BLOCKS_DRAIN"},
 		{name: "earlier waivers are kept in the command", findings: []plan.Finding{f(plan.CodeTargetEndOfLife, plan.Waivable, false), f(plan.CodePDBBlocksDrain, plan.Waivable, true)},
-			args: []string{"--waive", "PDB_BLOCKS_DRAIN"}, want: ExitNeedsWaiver, says: "upgrade --waive PDB_BLOCKS_DRAIN,TARGET_END_OF_LIFE"},
+			args: []string{"--waive", "PDB_BLOCKS_DRAIN"}, want: ExitNeedsWaiver, says: "upgrade --context test --waive PDB_BLOCKS_DRAIN,TARGET_END_OF_LIFE"},
 		{name: "a blocked step is blocked, whatever can be waived", findings: []plan.Finding{f(plan.CodePDBBlocksDrain, plan.Waivable, false)}, blocked: "namespace payments uses it",
 			want: ExitBlocked, says: "blocked steps last (namespace payments uses it) (waivable findings PDB_BLOCKS_DRAIN also stop it)"},
 		{name: "a blocking finding is blocked", findings: []plan.Finding{f(plan.CodeCNIAhead, plan.Blocking, false)}, want: ExitBlocked, says: "blocking findings CNI_AHEAD_OF_CONTROL_PLANE"},

@@ -64,8 +64,10 @@ func Rows(required ...string) []Row {
 		{Name: "an argument is a usage error", Args: with("extra"), Code: cli.ExitUsage, Want: []string{`unexpected argument "extra"`}},
 		{Name: "a kubeconfig that does not exist is a usage error naming the flag", Args: with("--kubeconfig", "missing/config"), Code: cli.ExitUsage,
 			Want: []string{"--kubeconfig missing/config"}},
-		{Name: "no kubeconfig at all says which flag to pass, never client-go's hint", Args: with(), Code: cli.ExitUsage,
-			Want: []string{"no cluster to observe", "--kubeconfig FILE"}, Not: []string{"KUBERNETES_MASTER"}},
+		{Name: "no source at all is refused, never a kubeconfig read by default", Args: with(), Code: cli.ExitUsage,
+			Want: []string{"--kubeconfig FILE", "--context NAME"}, Not: []string{"KUBERNETES_MASTER", "no cluster to observe"}},
+		{Name: "a context with no kubeconfig at all says which flag to pass, never client-go's hint", Args: with("--context", "prod"), Code: cli.ExitUsage,
+			Want: []string{"--context prod", "--kubeconfig FILE"}, Not: []string{"KUBERNETES_MASTER"}},
 	}
 }
 

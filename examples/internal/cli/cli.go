@@ -101,7 +101,7 @@ func DumpSection(name string) string {
 	for _, cmd := range observe.DumpCommands(observe.DumpOptions{}) {
 		b.WriteString("  " + cmd.String() + "\n")
 	}
-	fmt.Fprintf(&b, "then: %s --from-dir dump. For Helm releases in other namespaces (helm list -A), repeat the\n", name)
+	fmt.Fprintf(&b, "then, from the folder above it (cd ..): %s --from-dir dump. For Helm releases in other namespaces\n(helm list -A), repeat the ", name)
 	b.WriteString("helm-releases line with -n <namespace> > helm-releases.<namespace>.yaml.")
 	return b.String()
 }

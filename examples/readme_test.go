@@ -41,6 +41,7 @@ var readmeRuns = map[string]readmeRun{
 		Stdout: []string{"Source: the embedded demo mesh", "Status: runnable once reviewed"}},
 	"go run ./examples/move-tag --demo --assume-installed 1.31.4": {Status: 0,
 		Stdout: []string{"Source: the embedded demo mesh", "# Tags, lowest risk first", "# move tag canary"}},
+	"go doc -all ./ambient": {Status: 0, Stdout: []string{"func PlanUpgrade(", "func ComputeCompatibility("}},
 	"go run ./examples/plan-upgrade --from-dir dump": {Status: 3,
 		Dump:   [2]string{"dump", "testdata/broken/z06-two-ztunnels-one-node/dump"},
 		Stdout: []string{"Source: the dump in folder ", "ZTUNNEL_TWO_ON_ONE_NODE"}},
@@ -52,7 +53,8 @@ var readmeRuns = map[string]readmeRun{
 var clusterFlags = []string{"--kubeconfig", "--context"}
 
 // readmeCommands returns every command the README shows that runs an example (go run
-// ./examples/...): the lines of its sh blocks, without their trailing comments, and its inline code.
+// ./examples/...) or prints the API (go doc): the lines of its sh blocks, without their trailing
+// comments, and its inline code.
 func readmeCommands(t *testing.T) (cmds []string, readme string) {
 	t.Helper()
 	b, err := os.ReadFile("../README.md")
@@ -62,7 +64,7 @@ func readmeCommands(t *testing.T) (cmds []string, readme string) {
 	readme = string(b)
 	add := func(c string) {
 		c = strings.Join(strings.Fields(c), " ")
-		if strings.HasPrefix(c, "go run ./examples/") && !slices.Contains(cmds, c) {
+		if (strings.HasPrefix(c, "go run ./examples/") || strings.HasPrefix(c, "go doc ")) && !slices.Contains(cmds, c) {
 			cmds = append(cmds, c)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -603,6 +604,32 @@ func (w *World) nodesChanged(ctx context.Context) {
 		w.reconcileDS(ctx, dss.Items[i].Namespace, dss.Items[i].Name)
 	}
 	w.schedulePending(ctx)
+}
+
+// nodeLabels returns the labels of the node named, before a write to it (nil for other kinds), for
+// nodeChanged.
+func (w *World) nodeLabels(ctx context.Context, kind, name string) map[string]string {
+	if kind != "Node" {
+		return nil
+	}
+	var n corev1.Node
+	if err := w.Base.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+		return nil
+	}
+	return n.Labels
+}
+
+// nodeChanged plays the controllers after a write to the node whose labels were before: the
+// DaemonSet controller only when they changed (its pods select nodes by label and tolerate a
+// cordon, as DaemonSet pods do), the scheduler always (a cordon or uncordon moves Pending pods).
+// Reconciling every DaemonSet on each cordon would make a wave of n nodes cost n² lists.
+func (w *World) nodeChanged(ctx context.Context, name string, before map[string]string) {
+	var n corev1.Node
+	if err := w.Base.Get(ctx, client.ObjectKey{Name: name}, &n); err == nil && maps.Equal(before, n.Labels) {
+		w.schedulePending(ctx)
+		return
+	}
+	w.nodesChanged(ctx)
 }
 
 // FinishJobs plays the Jobs with pods on the node finishing: their running pods succeed (and stop

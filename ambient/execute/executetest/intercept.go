@@ -98,6 +98,7 @@ func (w *World) interceptUpdate(ctx context.Context, c client.WithWatch, obj cli
 	if err := w.pre(ctx, "update", k, book); err != nil {
 		return err
 	}
+	before := w.nodeLabels(ctx, k, obj.GetName())
 	if err := c.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (w *World) interceptUpdate(ctx context.Context, c client.WithWatch, obj cli
 		w.effect("update " + ref(k, obj.GetNamespace(), obj.GetName()))
 	}
 	if k == "Node" {
-		w.nodesChanged(ctx)
+		w.nodeChanged(ctx, obj.GetName(), before)
 	}
 	return w.wrote()
 }
@@ -118,6 +119,7 @@ func (w *World) interceptPatch(ctx context.Context, c client.WithWatch, obj clie
 		return err
 	}
 	before := restartStamp(ctx, w.Base, obj, k)
+	labelsBefore := w.nodeLabels(ctx, k, obj.GetName())
 	if err := c.Patch(ctx, obj, patch, opts...); err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (w *World) interceptPatch(ctx context.Context, c client.WithWatch, obj clie
 		w.rollWorkload(ctx, k, obj.GetNamespace(), obj.GetName())
 	}
 	if k == "Node" {
-		w.nodesChanged(ctx)
+		w.nodeChanged(ctx, obj.GetName(), labelsBefore)
 	}
 	w.afterWrite(ctx, k, obj.GetNamespace(), obj.GetName())
 	return w.wrote()

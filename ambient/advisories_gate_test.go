@@ -50,29 +50,29 @@ func TestAdvisoriesReachTheGate(t *testing.T) {
 	}{
 		{name: "a running sidecar-mode CNI with the reboot deadlock, checked for node reboots, is named with the newest patch without it",
 			version: "1.30.3", ops: []advisories.When{advisories.NodeReboot}, mutate: sidecarModeCNI,
-			want: plan.CodeAdvisoryRunning, severity: plan.Info, object: "DaemonSet istio-system/istio-cni-node",
+			want: plan.CodeAdvisoryAffectsRunning, severity: plan.Info, object: "DaemonSet istio-system/istio-cni-node",
 			says:    []string{"istio#60668", "running cni", "1.30.3", "newest 1.30 patch it does not affect is 1.30.8", "https://github.com/istio/istio/issues/60668"},
 			details: map[string]string{"advisory": "istio#60668", "newestUnaffected": "1.30.8"}},
 		{name: "an upgrade restarts the CNI into the target, so the running CNI's deadlock on restart is not named",
-			version: "1.30.3", target: "1.31.4", mutate: sidecarModeCNI, want: plan.CodeAdvisoryRunning, absent: true, details: map[string]string{"advisory": "istio#60668"}},
+			version: "1.30.3", target: "1.31.4", mutate: sidecarModeCNI, want: plan.CodeAdvisoryAffectsRunning, absent: true, details: map[string]string{"advisory": "istio#60668"}},
 		{name: "a CNI in ambient mode is not affected by the sidecar-mode deadlock",
-			version: "1.30.3", ops: []advisories.When{advisories.NodeReboot}, want: plan.CodeAdvisoryRunning, absent: true, details: map[string]string{"advisory": "istio#60668"}},
+			version: "1.30.3", ops: []advisories.When{advisories.NodeReboot}, want: plan.CodeAdvisoryAffectsRunning, absent: true, details: map[string]string{"advisory": "istio#60668"}},
 		{name: "a target with the deadlock is waivable and names the patch to choose instead",
 			version: "1.29.6", target: "1.30.2", mutate: sidecarModeCNI,
-			want: plan.CodeAdvisoryTarget, severity: plan.Waivable, object: "DaemonSet istio-system/istio-cni-node",
+			want: plan.CodeAdvisoryAffectsTarget, severity: plan.Waivable, object: "DaemonSet istio-system/istio-cni-node",
 			says:    []string{"istio#60668", "target cni", "1.30.2", "1.30.8"},
 			details: map[string]string{"advisory": "istio#60668", "version": "1.30.2", "newestUnaffected": "1.30.8"}},
 		{name: "a node with the custom taint istiod 1.30.3 is told to remove is not ready",
 			version: "1.30.3", mutate: untaintController("example.com/cni-not-ready"),
-			want: plan.CodeNodeCNINotReady, severity: plan.Waivable, object: "Node batch-1",
+			want: plan.CodeNodeTaintedCNINotReady, severity: plan.Waivable, object: "Node batch-1",
 			says:    []string{"example.com/cni-not-ready", mesh.EnvUntaintTaintName},
 			details: map[string]string{"taint": "example.com/cni-not-ready"}},
 		{name: "istiod older than 1.30.3 ignores the taint name, so a node with that taint is not judged by it",
 			version: "1.30.2", mutate: untaintController("example.com/cni-not-ready"),
-			want: plan.CodeNodeCNINotReady, absent: true},
+			want: plan.CodeNodeTaintedCNINotReady, absent: true},
 		{name: "a mesh past 40,000 workloads whose target raises the reconnect request needs a larger gRPC limit",
 			version: "1.30.3", target: "1.31.4", mutate: largeMeshOf(45000),
-			want: plan.CodeGRPCLimitTooLow, severity: plan.Waivable, object: "Deployment istio-system/istiod-1-30-3",
+			want: plan.CodeIstiodGRPCLimitTooLow, severity: plan.Waivable, object: "Deployment istio-system/istiod-1-30-3",
 			says:    []string{"at least 450", "1.31.4", "ztunnel#1966", "4194304 bytes"},
 			details: map[string]string{"need": "10485760", "limit": "4194304"}},
 		{name: "a limit raised past the estimate is enough",
@@ -81,16 +81,16 @@ func TestAdvisoriesReachTheGate(t *testing.T) {
 				largeMeshOf(45000)(s)
 				s.Revisions[0].Settings = map[string]string{mesh.EnvMaxRecvMsgSize: "33554432"}
 			},
-			want: plan.CodeGRPCLimitTooLow, absent: true},
+			want: plan.CodeIstiodGRPCLimitTooLow, absent: true},
 		{name: "a limit set from a Secret cannot be judged, so the finding says so",
 			version: "1.30.3", target: "1.31.4",
 			mutate: func(s *mesh.Snapshot) {
 				largeMeshOf(45000)(s)
 				s.Revisions[0].UnknownSettings = []string{mesh.EnvMaxRecvMsgSize}
 			},
-			want: plan.CodeGRPCLimitTooLow, severity: plan.Waivable, says: []string{"cannot read"}},
+			want: plan.CodeIstiodGRPCLimitTooLow, severity: plan.Waivable, says: []string{"cannot read"}},
 		{name: "a small mesh needs no larger limit",
-			version: "1.30.3", target: "1.31.4", want: plan.CodeGRPCLimitTooLow, absent: true},
+			version: "1.30.3", target: "1.31.4", want: plan.CodeIstiodGRPCLimitTooLow, absent: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,7 +117,7 @@ func TestAdvisoriesReachTheGate(t *testing.T) {
 			}
 			if tc.absent {
 				for _, f := range got.Findings {
-					if f.Code == tc.want && (tc.want != plan.CodeNodeCNINotReady || f.Details["taint"] != mesh.TaintCNINotReady) &&
+					if f.Code == tc.want && (tc.want != plan.CodeNodeTaintedCNINotReady || f.Details["taint"] != mesh.TaintCNINotReady) &&
 						(tc.details["advisory"] == "" || f.Details["advisory"] == tc.details["advisory"]) {
 						t.Fatalf("finding %s should not be there: %s", tc.want, f)
 					}

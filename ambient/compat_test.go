@@ -33,7 +33,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			want: plan.CodeZtunnelNotTrusted, absent: true},
 		{name: "a data plane component newer than its control plane is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { meshtest.SetZtunnel(s, "1.31.0") },
-			want:   plan.CodeZtunnelAhead, severity: plan.Blocking, object: "DaemonSet istio-system/ztunnel"},
+			want:   plan.CodeZtunnelAheadOfControlPlane, severity: plan.Blocking, object: "DaemonSet istio-system/ztunnel"},
 		{name: "sidecars newer than the revision that injected them are blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) {
 				for i := range s.Workloads {
@@ -42,7 +42,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 					}
 				}
 			},
-			want: plan.CodeSidecarAhead, severity: plan.Blocking, object: "Namespace legacy"},
+			want: plan.CodeSidecarAheadOfControlPlane, severity: plan.Blocking, object: "Namespace legacy"},
 		{name: "sidecars two minors behind their control plane are waivable", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) {
 				for i := range s.Workloads {
@@ -51,22 +51,22 @@ func TestComputeCompatibilityRules(t *testing.T) {
 					}
 				}
 			},
-			want: plan.CodeSidecarBehind, severity: plan.Waivable, object: "Namespace legacy"},
+			want: plan.CodeSidecarTooFarBehindControlPlane, severity: plan.Waivable, object: "Namespace legacy"},
 		{name: "a gateway newer than its control plane is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Gateways[0].Versions = []mesh.Version{v("1.31.0")} },
-			want:   plan.CodeGatewayAhead, severity: plan.Blocking, object: "Deployment istio-ingress/istio-ingress"},
+			want:   plan.CodeGatewayAheadOfControlPlane, severity: plan.Blocking, object: "Deployment istio-ingress/istio-ingress"},
 		{name: "CNI one minor ahead of the control plane is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { meshtest.SetCNI(s, "1.31.0") },
-			want:   plan.CodeCNIAhead, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
+			want:   plan.CodeCNIAheadOfControlPlane, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
 		{name: "CNI two minors behind the control plane is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { meshtest.SetCNI(s, "1.28.1") },
-			want:   plan.CodeCNIBehind, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
+			want:   plan.CodeCNITooFarBehindControlPlane, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
 		{name: "ztunnel two minors behind the control plane is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { meshtest.SetZtunnel(s, "1.28.1") },
-			want:   plan.CodeZtunnelBehind, severity: plan.Blocking, object: "DaemonSet istio-system/ztunnel"},
+			want:   plan.CodeZtunnelTooFarBehindControlPlane, severity: plan.Blocking, object: "DaemonSet istio-system/ztunnel"},
 		{name: "a target that would leave CNI two minors behind names the hop to chain through", version: "1.29.6",
 			opts: ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want: plan.CodeDataPlaneWouldLag, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
+			want: plan.CodeDataPlaneWouldLagTarget, severity: plan.Blocking, object: "DaemonSet istio-system/istio-cni-node"},
 		{name: "an in-place upgrade of two minors is blocking", version: "1.29.6",
 			opts: ambient.CompatibilityOptions{Target: v("1.31.4"), Strategy: ambient.StrategyInPlace},
 			want: plan.CodeInPlaceSkipsMinor, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-29-6"},
@@ -75,21 +75,21 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			want: plan.CodeInPlaceSkipsMinor, absent: true},
 		{name: "a revision upgrade of three minors is blocking", version: "1.28.3",
 			opts: ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want: plan.CodeRevisionSkipsTooMany, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-28-3"},
+			want: plan.CodeRevisionUpgradeSkipsTooManyMinors, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-28-3"},
 		{name: "a revision upgrade of two minors is allowed for the control plane", version: "1.29.6",
 			opts: ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want: plan.CodeRevisionSkipsTooMany, absent: true},
+			want: plan.CodeRevisionUpgradeSkipsTooManyMinors, absent: true},
 		{name: "a target older than the control plane is blocking", version: "1.30.3",
 			opts: ambient.CompatibilityOptions{Target: v("1.29.6")},
-			want: plan.CodeTargetOlder, severity: plan.Blocking},
+			want: plan.CodeTargetOlderThanCurrent, severity: plan.Blocking},
 		{name: "a target that does not support the cluster's Kubernetes is waivable", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.39.0") },
 			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want:   plan.CodeKubernetesUnsupported, severity: plan.Waivable, object: "Cluster kubernetes"},
+			want:   plan.CodeKubernetesUnsupportedByTarget, severity: plan.Waivable, object: "Cluster kubernetes"},
 		{name: "a cluster below the target's minimum Kubernetes is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.30.2") },
 			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want:   plan.CodeKubernetesTooOld, severity: plan.Blocking},
+			want:   plan.CodeKubernetesBelowTargetMinimum, severity: plan.Blocking},
 		{name: "a control plane past its end of life is reported", version: "1.28.3",
 			opts: ambient.CompatibilityOptions{Today: today},
 			want: plan.CodeSourceEndOfLife, severity: plan.Info},
@@ -103,7 +103,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			want:   plan.CodeTagRevisionMissing, severity: plan.Blocking, object: "MutatingWebhookConfiguration istio-revision-tag-prod"},
 		{name: "a namespace labelled with an unknown revision is waivable", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Namespaces[1].Labels[mesh.LabelRev] = "gone" },
-			want:   plan.CodeNamespaceRevMissing, severity: plan.Waivable, object: "Namespace legacy"},
+			want:   plan.CodeNamespaceRevisionMissing, severity: plan.Waivable, object: "Namespace legacy"},
 		{name: "a default revision without istiod is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.DefaultRevision = "1-28-0" },
 			want:   plan.CodeDefaultRevisionMissing, severity: plan.Blocking},
@@ -129,20 +129,20 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			mutate: func(s *mesh.Snapshot) {
 				s.Revisions[0].TrustedZtunnelAccounts = append(s.Revisions[0].TrustedZtunnelAccounts, "kube-system/ztunnel")
 			},
-			want: plan.CodeTrustedAccountStale, severity: plan.Info},
+			want: plan.CodeTrustedAccountWithoutZtunnel, severity: plan.Info},
 		{name: "a renamed ztunnel before 1.25.1 needs a newer Istio", version: "1.25.0",
 			mutate: func(s *mesh.Snapshot) {
 				s.Ztunnels[0].Name, s.Ztunnels[0].ServiceAccount = "zt", "zt"
 				s.Revisions[0].TrustedZtunnelAccounts = []string{"istio-system/zt"}
 			},
-			want: plan.CodeZtunnelRenameUnsupported, severity: plan.Waivable},
+			want: plan.CodeZtunnelRenameNeedsNewerIstio, severity: plan.Waivable},
 		{name: "Gateway API CRDs older than the target needs are blocking when waypoints exist", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.GatewayAPI.BundleVersion = "v1.2.0" },
 			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want:   plan.CodeGatewayAPITooOld, severity: plan.Blocking, object: "CustomResourceDefinition gateways.gateway.networking.k8s.io"},
+			want:   plan.CodeGatewayAPICRDsTooOld, severity: plan.Blocking, object: "CustomResourceDefinition gateways.gateway.networking.k8s.io"},
 		{name: "missing Gateway API CRDs are reported when ambient is used", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.GatewayAPI = mesh.GatewayAPI{} },
-			want:   plan.CodeGatewayAPIMissing, severity: plan.Waivable},
+			want:   plan.CodeGatewayAPICRDsMissing, severity: plan.Waivable},
 		{name: "a snapshot without istiod is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Revisions = nil },
 			want:   plan.CodeIstiodMissing, severity: plan.Blocking},
@@ -151,7 +151,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			want:   plan.CodeIstiodNotReady, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-30-3"},
 		{name: "an ambient node without a ready ztunnel is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Ztunnels[0].Pods[0].Ready = false },
-			want:   plan.CodeAmbientNodeNoZtunnel, severity: plan.Blocking, object: "Node batch-1"},
+			want:   plan.CodeAmbientNodeWithoutReadyZtunnel, severity: plan.Blocking, object: "Node batch-1"},
 		{name: "an ambient node without a ready CNI pod is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.CNI.Pods = s.CNI.Pods[1:] },
 			want:   plan.CodeNodeWithoutCNI, severity: plan.Blocking, object: "Node batch-1"},
@@ -159,7 +159,7 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			mutate: func(s *mesh.Snapshot) {
 				s.Nodes[0].Taints = []mesh.Taint{{Key: mesh.TaintCNINotReady, Value: "true", Effect: "NoSchedule"}}
 			},
-			want: plan.CodeNodeCNINotReady, severity: plan.Waivable, object: "Node batch-1"},
+			want: plan.CodeNodeTaintedCNINotReady, severity: plan.Waivable, object: "Node batch-1"},
 		{name: "ambient in use without istio-cni is blocking", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.CNI = nil },
 			want:   plan.CodeCNIMissing, severity: plan.Blocking},
@@ -168,13 +168,13 @@ func TestComputeCompatibilityRules(t *testing.T) {
 			want:   plan.CodeAmbientPodsNotRedirected, severity: plan.Waivable, object: "Namespace shop"},
 		{name: "a namespace labelled for ambient and injection is waivable", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Namespaces[2].Labels[mesh.LabelRev] = "prod" },
-			want:   plan.CodeNamespaceInjectionConflict, severity: plan.Waivable, object: "Namespace shop"},
+			want:   plan.CodeNamespaceSidecarAndAmbient, severity: plan.Waivable, object: "Namespace shop"},
 		{name: "Istio CRDs without Helm ownership need adopting", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.CRDs[0].Labels = nil },
-			want:   plan.CodeCRDOwnershipLegacy, severity: plan.Waivable},
+			want:   plan.CodeCRDOwnershipNeedsAdoption, severity: plan.Waivable},
 		{name: "a component version unreadable from its image is waivable", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.CNI.Version = mesh.Version{}; s.CNI.Image = "reg/install-cni:latest" },
-			want:   plan.CodeVersionUnknown, severity: plan.Waivable},
+			want:   plan.CodeComponentVersionUnknown, severity: plan.Waivable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,8 +254,8 @@ func TestNodeAndComponentVerdictsCarryTheirCodes(t *testing.T) {
 			node = n
 		}
 	}
-	if node.Status != ambient.StatusBlocked || !contains(node.Codes, plan.CodeAmbientNodeNoZtunnel) {
-		t.Errorf("node batch-1 verdict = %+v, want blocked with %s", node, plan.CodeAmbientNodeNoZtunnel)
+	if node.Status != ambient.StatusBlocked || !contains(node.Codes, plan.CodeAmbientNodeWithoutReadyZtunnel) {
+		t.Errorf("node batch-1 verdict = %+v, want blocked with %s", node, plan.CodeAmbientNodeWithoutReadyZtunnel)
 	}
 	var cni ambient.ComponentVerdict
 	for _, comp := range c.Components {
@@ -263,8 +263,8 @@ func TestNodeAndComponentVerdictsCarryTheirCodes(t *testing.T) {
 			cni = comp
 		}
 	}
-	if cni.Status != ambient.StatusBlocked || !contains(cni.Codes, plan.CodeCNIAhead) {
-		t.Errorf("cni verdict = %+v, want blocked with %s", cni, plan.CodeCNIAhead)
+	if cni.Status != ambient.StatusBlocked || !contains(cni.Codes, plan.CodeCNIAheadOfControlPlane) {
+		t.Errorf("cni verdict = %+v, want blocked with %s", cni, plan.CodeCNIAheadOfControlPlane)
 	}
 }
 
@@ -273,17 +273,17 @@ func TestWaiversApplyOnlyToWaivableFindings(t *testing.T) {
 	s.Namespaces[1].Labels[mesh.LabelRev] = "gone"
 	meshtest.SetCNI(s, "1.31.0")
 	s.Normalize()
-	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{Waive: []plan.Code{plan.CodeNamespaceRevMissing, plan.CodeCNIAhead}})
+	c, err := ambient.CompatibilityReport(s, ambient.CompatibilityOptions{Waive: []plan.Code{plan.CodeNamespaceRevisionMissing, plan.CodeCNIAheadOfControlPlane}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range c.Findings {
 		switch f.Code {
-		case plan.CodeNamespaceRevMissing:
+		case plan.CodeNamespaceRevisionMissing:
 			if !f.Waived || f.Stops() {
 				t.Errorf("waivable finding should be waived: %+v", f)
 			}
-		case plan.CodeCNIAhead:
+		case plan.CodeCNIAheadOfControlPlane:
 			if f.Waived || !f.Stops() {
 				t.Errorf("a blocking finding cannot be waived: %+v", f)
 			}
@@ -373,7 +373,7 @@ func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
 	}
 	var found []got
 	for _, f := range c.Findings {
-		if f.Code != plan.CodeHelmValuesUnknown {
+		if f.Code != plan.CodeHelmReleaseValuesUnknown {
 			continue
 		}
 		g := got{Severity: f.Severity, Object: f.Object.String(), Details: f.Details}
@@ -389,13 +389,13 @@ func TestReleasesWithoutRecordsAreWaivableOncePerNamespace(t *testing.T) {
 			Details: map[string]string{"namespace": "istio-system", "releases": "istio-cni,ztunnel", "command": "kubectl get secrets -n istio-system -l owner=helm -o yaml"}},
 	}
 	if d := cmp.Diff(want, found); d != "" {
-		t.Errorf("%s findings (-want +got):\n%s", plan.CodeHelmValuesUnknown, d)
+		t.Errorf("%s findings (-want +got):\n%s", plan.CodeHelmReleaseValuesUnknown, d)
 	}
 	// The plan is made, and runs once the caller waives the code.
 	for waive, runnable := range map[bool]bool{false: false, true: true} {
 		opts := ambient.UpgradeOptions{Target: v("1.31.4"), Today: today}
 		if waive {
-			opts.Waive = []plan.Code{plan.CodeHelmValuesUnknown}
+			opts.Waive = []plan.Code{plan.CodeHelmReleaseValuesUnknown}
 		}
 		p, err := ambient.PlanUpgrade(s, opts)
 		if err != nil {
@@ -427,15 +427,15 @@ func TestAnEstimateThatDecidesAFindingSaysSo(t *testing.T) {
 		{name: "an estimated supported range that puts the cluster above it is reported", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.39.0") },
 			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want:   []est{{"ReleaseData 1.31/kubernetes", "1.31", "kubernetes", string(plan.CodeKubernetesUnsupported), source("1.31", releases.FieldKubernetes)}}},
+			want:   []est{{"ReleaseData 1.31/kubernetes", "1.31", "kubernetes", string(plan.CodeKubernetesUnsupportedByTarget), source("1.31", releases.FieldKubernetes)}}},
 		{name: "an estimated minimum Kubernetes that blocks the target is reported", version: "1.31.4",
 			mutate: func(s *mesh.Snapshot) { s.Cluster.KubernetesVersion = v("1.31.0") },
 			opts:   ambient.CompatibilityOptions{Target: v("1.32.0")},
-			want:   []est{{"ReleaseData 1.32/minKubernetes", "1.32", "minKubernetes", string(plan.CodeKubernetesTooOld), source("1.32", releases.FieldMinKubernetes)}}},
+			want:   []est{{"ReleaseData 1.32/minKubernetes", "1.32", "minKubernetes", string(plan.CodeKubernetesBelowTargetMinimum), source("1.32", releases.FieldMinKubernetes)}}},
 		{name: "an estimated Gateway API version that finds the CRDs too old is reported", version: "1.30.3",
 			mutate: func(s *mesh.Snapshot) { s.GatewayAPI.BundleVersion = "v1.4.0" },
 			opts:   ambient.CompatibilityOptions{Target: v("1.31.4")},
-			want:   []est{{"ReleaseData 1.31/gatewayAPI", "1.31", "gatewayAPI", string(plan.CodeGatewayAPITooOld), source("1.31", releases.FieldGatewayAPI)}}},
+			want:   []est{{"ReleaseData 1.31/gatewayAPI", "1.31", "gatewayAPI", string(plan.CodeGatewayAPICRDsTooOld), source("1.31", releases.FieldGatewayAPI)}}},
 		{name: "an end of life derived from an estimated release date is reported", version: "1.30.3",
 			opts: ambient.CompatibilityOptions{Today: time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)},
 			want: []est{{"ReleaseData 1.32/released", "1.32", "released", string(plan.CodeSourceEndOfLife), source("1.32", releases.FieldReleased)}}},
@@ -521,12 +521,12 @@ func TestARunningVersionTheIndexNoLongerServesIsStillKnown(t *testing.T) {
 			}
 			var newer []string
 			for _, f := range c.Findings {
-				if f.Code == plan.CodeVersionNewerThanData {
+				if f.Code == plan.CodeVersionNewerThanReleaseData {
 					newer = append(newer, f.Object.String())
 				}
 			}
 			if d := cmp.Diff(tc.newer, newer); d != "" {
-				t.Errorf("%s (-want +got):\n%s", plan.CodeVersionNewerThanData, d)
+				t.Errorf("%s (-want +got):\n%s", plan.CodeVersionNewerThanReleaseData, d)
 			}
 		})
 	}

@@ -140,7 +140,7 @@ func TestBlueGreenOnAMeshWhoseGateFailsIsBlockedAtPlanTime(t *testing.T) {
 	if !errors.Is(err, plan.ErrBlocked) || p == nil || len(p.Steps) != 0 {
 		t.Fatalf("err = %v, plan %v: want blocked at plan time with the findings and no steps", err, p)
 	}
-	if !containsCode(plan.Codes(plan.Stopping(p.Findings)), plan.CodeCNIAhead) {
-		t.Errorf("stopping codes %v lack %s", plan.Codes(plan.Stopping(p.Findings)), plan.CodeCNIAhead)
+	if !containsCode(plan.Codes(plan.Stopping(p.Findings)), plan.CodeCNIAheadOfControlPlane) {
+		t.Errorf("stopping codes %v lack %s", plan.Codes(plan.Stopping(p.Findings)), plan.CodeCNIAheadOfControlPlane)
 	}
 }

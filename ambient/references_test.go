@@ -106,7 +106,7 @@ func TestEveryDanglingReferenceIsAFindingNamingBothEnds(t *testing.T) {
 			mutate: func(s *mesh.Snapshot) {
 				s.Revisions[0].TrustedZtunnelAccounts = []string{"istio-system/ztunnel-old", " istio-system/ztunnel"}
 			},
-			want: plan.CodeTrustEntryMalformed, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-30-3",
+			want: plan.CodeTrustEntryHasSpaces, severity: plan.Blocking, object: "Deployment istio-system/istiod-1-30-3",
 			related: []string{"DaemonSet istio-system/ztunnel"}, says: []string{`" istio-system/ztunnel"`, "refuses its certificate requests"}},
 		{name: "nodes labelled with a NodePool that does not exist are named under it",
 			mutate: func(s *mesh.Snapshot) {
@@ -185,7 +185,7 @@ func TestReferencesThatResolveAreSilent(t *testing.T) {
 		switch f.Code {
 		case plan.CodeWorkloadRevisionMissing, plan.CodePolicyRevisionMissing, plan.CodeZtunnelRevisionMissing,
 			plan.CodeInjectorRevisionMissing, plan.CodeWaypointReferenceDangling, plan.CodePolicyTargetMissing,
-			plan.CodeTrustEntryMalformed, plan.CodeNodePoolMissing:
+			plan.CodeTrustEntryHasSpaces, plan.CodeNodePoolMissing:
 			t.Errorf("a reference that resolves gave %s", f)
 		}
 	}

@@ -24,14 +24,14 @@ func TestAnInPlaceBlueGreenUpgradeOfAnIstiodWithoutHelmIsBlockedOnGreensTrust(t 
 	s.Normalize()
 	p, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: v("1.31.4"), Strategy: ambient.StrategyInPlace,
 		Ztunnel: ambient.ZtunnelBlueGreen{Capacity: ambient.ZtunnelGreenCapacity{NodePools: []string{"general", "batch"}}},
-		Waive:   []plan.Code{plan.CodeHelmReleaseMissing, plan.CodeDiscoveryUnknown}})
+		Waive:   []plan.Code{plan.CodeHelmReleaseMissing, plan.CodeIstiodDiscoveryUnknown}})
 	if !errors.Is(err, plan.ErrBlocked) {
 		t.Fatalf("err = %v, want ErrBlocked", err)
 	}
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeTrustNotPlannable && f.Details["account"] == "ztunnel-green/ztunnel-green" && f.Details["revision"] == "1-30-3" {
+		if f.Code == plan.CodeIstiodTrustNotPlannable && f.Details["account"] == "ztunnel-green/ztunnel-green" && f.Details["revision"] == "1-30-3" {
 			return
 		}
 	}
-	t.Errorf("no %s for green on revision 1-30-3: %v", plan.CodeTrustNotPlannable, plan.Codes(p.Findings))
+	t.Errorf("no %s for green on revision 1-30-3: %v", plan.CodeIstiodTrustNotPlannable, plan.Codes(p.Findings))
 }

@@ -128,7 +128,7 @@ func generatedUpgrade(r *rand.Rand) (string, *mesh.Snapshot, ambient.UpgradeOpti
 	n := 1 + r.Intn(30)
 	s := meshtest.Healthy(from, n)
 	opts := ambient.UpgradeOptions{Target: v("1.31.4"), Today: today, SkipRestart: r.Intn(4) == 0,
-		Waive: []plan.Code{plan.CodePDBBlocksDrain, plan.CodeUnmanagedPodOnNode}}
+		Waive: []plan.Code{plan.CodePDBBlocksDrain, plan.CodeUnmanagedPodBlocksDrain}}
 	if r.Intn(3) == 0 {
 		opts.Strategy = ambient.StrategyInPlace
 	}

@@ -41,7 +41,7 @@ func generate(seed int64) (*mesh.Snapshot, ambient.UpgradeOptions) {
 		target = mesh.MustParseVersion("1.31.4")
 	}
 	opts := ambient.UpgradeOptions{Target: target, Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 1 + r.Intn(4)},
-		Waive: []plan.Code{plan.CodePDBBlocksDrain, plan.CodeKubernetesUnsupported, plan.CodeKubernetesTestedOnly}}
+		Waive: []plan.Code{plan.CodePDBBlocksDrain, plan.CodeKubernetesUnsupportedByTarget, plan.CodeKubernetesOnlyTestedByTarget}}
 	switch r.Intn(3) {
 	case 0:
 		opts.Ztunnel = ambient.ZtunnelInPlace{}

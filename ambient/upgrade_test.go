@@ -229,7 +229,7 @@ func TestPlanUpgradeFindingsNameWhatStopsIt(t *testing.T) {
 		mutate func(*mesh.Snapshot)
 		want   plan.Code
 	}{
-		{"CNI ahead of the control plane is blocking", func(s *mesh.Snapshot) { meshtest.SetCNI(s, "1.31.2") }, plan.CodeCNIAhead},
+		{"CNI ahead of the control plane is blocking", func(s *mesh.Snapshot) { meshtest.SetCNI(s, "1.31.2") }, plan.CodeCNIAheadOfControlPlane},
 		{"an untrusted renamed ztunnel is blocking", func(s *mesh.Snapshot) { s.Ztunnels[0].ServiceAccount = "zt2" }, plan.CodeZtunnelNotTrusted},
 	}
 	for _, tc := range tests {

@@ -55,7 +55,7 @@ func workloadChanges(w mesh.Workload, add func(plan.Finding)) {
 	}
 	sort.Strings(excl)
 	if len(excl) > 0 {
-		add(plan.Finding{Code: plan.CodeCaptureExclusionIgnored, Severity: plan.Waivable, Object: w.Ref(),
+		add(plan.Finding{Code: plan.CodeCaptureExclusionIgnoredInAmbient, Severity: plan.Waivable, Object: w.Ref(),
 			Message: fmt.Sprintf("%s keeps traffic out of its sidecar with %s; ambient reads none of these annotations, so after the move ztunnel captures that traffic too",
 				w.Ref(), strings.Join(excl, ", ")),
 			Remedy:  "check the excluded destinations work through ztunnel (it passes traffic to destinations outside the mesh through as TCP), or keep the workload out of ambient with pod label istio.io/dataplane-mode=none",
@@ -109,7 +109,7 @@ func serviceEntriesNone(s *mesh.Snapshot, namespace string, add func(plan.Findin
 		if c.Kind != "ServiceEntry" || c.Spec["resolution"] != "NONE" || !exportedTo(c, namespace) {
 			continue
 		}
-		add(plan.Finding{Code: plan.CodeServiceEntryNoneUnsupported, Severity: plan.Blocking, Object: c.Ref(),
+		add(plan.Finding{Code: plan.CodeServiceEntryResolutionNoneUnsupported, Severity: plan.Blocking, Object: c.Ref(),
 			Message: fmt.Sprintf("%s has resolution NONE; istiod %s gives it to ztunnel as a VIP without endpoints, so once namespace %s is in ambient its connections to those addresses fail (\"no healthy upstream\")",
 				c.Ref(), vs[0], namespace),
 			Remedy:  fmt.Sprintf("upgrade istiod to %s or later first (NONE becomes a passthrough service), or give the entry resolution STATIC with the endpoints", serviceEntryNoneFixed.MinorString()),

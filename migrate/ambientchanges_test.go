@@ -85,16 +85,16 @@ spec:
 kind: NetworkPolicy
 metadata: {name: deny, namespace: orders}
 spec: {podSelector: {}, policyTypes: [Ingress]}`,
-			code: plan.CodeNetworkPolicyBlocksProbes, object: "Deployment orders/api", sev: plan.Blocking},
+			code: plan.CodeNetworkPolicyBlocksAmbientProbes, object: "Deployment orders/api", sev: plan.Blocking},
 		{name: "an egress-only policy isolates nothing for ingress",
 			objects: `apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata: {name: egress, namespace: orders}
 spec: {podSelector: {}, policyTypes: [Egress]}`,
-			code: plan.CodeNetworkPolicyBlocksProbes},
+			code: plan.CodeNetworkPolicyBlocksAmbientProbes},
 		{name: "sidecar capture annotations are reported as ignored",
 			annotations: `, traffic.sidecar.istio.io/excludeOutboundPorts: "5432"`,
-			code:        plan.CodeCaptureExclusionIgnored, object: "Deployment orders/api", sev: plan.Waivable},
+			code:        plan.CodeCaptureExclusionIgnoredInAmbient, object: "Deployment orders/api", sev: plan.Waivable},
 		{name: "a call of quitquitquit in the command is reported",
 			command: `sh, -c, "work && curl -X POST localhost:15020/quitquitquit"`,
 			code:    plan.CodeWorkloadCallsSidecarAgent, object: "Deployment orders/api", sev: plan.Waivable},
@@ -112,7 +112,7 @@ spec: {outboundTrafficPolicy: {mode: REGISTRY_ONLY}}`,
 kind: ServiceEntry
 metadata: {name: vm, namespace: orders}
 spec: {hosts: [vm.example], addresses: [10.0.0.5/32], resolution: NONE, ports: [{number: 80, name: http, protocol: HTTP}]}`,
-			code: plan.CodeServiceEntryNoneUnsupported},
+			code: plan.CodeServiceEntryResolutionNoneUnsupported},
 		{name: "an HTTPRoute of an ingress Gateway to a Service without policies needing a waypoint is fine",
 			objects: `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway

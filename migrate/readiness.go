@@ -99,7 +99,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	installFindings(s, add)
 	ns := findNamespace(s, namespace)
 	if ns == nil {
-		add(plan.Finding{Code: plan.CodeMigrationNamespaceMissing, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: namespace},
+		add(plan.Finding{Code: plan.CodeMigrationNamespaceNotFound, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: namespace},
 			Message: fmt.Sprintf("namespace %q is not in the snapshot", namespace), Remedy: "check the name, or observe the cluster again"})
 		return finish(r, opts), nil
 	}
@@ -180,7 +180,7 @@ func policyReadiness(s *mesh.Snapshot, wv *waypointView, r *Report, root string,
 			need(v.Policy, targetServices(s, wv, p))
 		}
 		if len(v.Waypoints) > 0 && v.Class != PrincipalsMoveToWaypoint {
-			add(plan.Finding{Code: plan.CodeAuthzCallersSeeWaypoint, Severity: plan.Waivable, Object: v.Policy,
+			add(plan.Finding{Code: plan.CodeAuthzCallerRulesSeeWaypoint, Severity: plan.Waivable, Object: v.Policy,
 				Message: fmt.Sprintf("%s keeps L4 rules %s that match callers, but behind waypoint %s ztunnel will see the waypoint's identity instead",
 					v.Policy, ruleListCallers(keptRules(v.Rules)), strings.Join(v.Waypoints, ", ")),
 				Remedy: "move the caller rules to the targetRefs copy on the waypoint, and allow the waypoint's service account here"})
@@ -262,7 +262,7 @@ func policyByRef(s *mesh.Snapshot, ref mesh.ObjectRef) mesh.Policy {
 // installFindings checks what ambient needs installed (istio.io docs/ambient/migrate prerequisites).
 func installFindings(s *mesh.Snapshot, add func(plan.Finding)) {
 	if !s.GatewayAPI.Installed {
-		add(plan.Finding{Code: plan.CodeGatewayAPIMissing, Severity: plan.Blocking,
+		add(plan.Finding{Code: plan.CodeGatewayAPICRDsMissing, Severity: plan.Blocking,
 			Object:  mesh.ObjectRef{Kind: "CustomResourceDefinition", Name: "gateways.gateway.networking.k8s.io"},
 			Message: "the Gateway API CRDs are not installed; waypoints are Gateway API Gateways and routes become HTTPRoutes",
 			Remedy:  "install the Gateway API standard CRDs of the version istiod is built against"})
@@ -318,15 +318,15 @@ func namespaceFindings(ns *mesh.Namespace, add func(plan.Finding)) {
 	injection := ns.Labels[mesh.LabelInjection] == "enabled" || ns.Labels[mesh.LabelRev] != ""
 	switch {
 	case ns.Ambient() && sidecars == 0:
-		add(plan.Finding{Code: plan.CodeMigrationAlreadyAmbient, Severity: plan.Blocking, Object: ref,
+		add(plan.Finding{Code: plan.CodeMigrationNamespaceAlreadyAmbient, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("namespace %s is already labelled istio.io/dataplane-mode=ambient and runs no sidecars", ns.Name),
 			Remedy:  "nothing to migrate; validate it with istioctl ztunnel-config workloads"})
 	case ns.Ambient():
-		add(plan.Finding{Code: plan.CodeMigrationPartlyAmbient, Severity: plan.Info, Object: ref,
+		add(plan.Finding{Code: plan.CodeMigrationNamespacePartlyAmbient, Severity: plan.Info, Object: ref,
 			Message: fmt.Sprintf("namespace %s is labelled for ambient but %d pods still run sidecars (sidecars win over ztunnel)", ns.Name, sidecars),
 			Remedy:  "resume the migration: remove the injection labels and restart the workloads"})
 	case sidecars == 0 && !injection:
-		add(plan.Finding{Code: plan.CodeMigrationNotInMesh, Severity: plan.Blocking, Object: ref,
+		add(plan.Finding{Code: plan.CodeMigrationNamespaceNotInMesh, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("namespace %s has no sidecar pods and no injection label, so it is not in the mesh", ns.Name),
 			Remedy:  "to add it to ambient directly, label it istio.io/dataplane-mode=ambient; there is no sidecar state to migrate"})
 	}
@@ -357,21 +357,21 @@ func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 		f.Message = fmt.Sprintf("%s: %s", v.Policy, v.Error)
 		return f, true
 	case DenyAllUnderZtunnel:
-		f.Code = plan.CodeAuthzBecomesDenyAll
+		f.Code = plan.CodeAuthzPolicyBecomesDenyAll
 	case LosesL7Rules:
-		f.Code = plan.CodeAuthzLosesL7Rules
+		f.Code = plan.CodeAuthzPolicyLosesL7Rules
 	case BroaderDeny:
-		f.Code = plan.CodeAuthzDeniesMore
+		f.Code = plan.CodeAuthzPolicyDeniesMore
 	case BroaderAllow:
-		f.Code = plan.CodeAuthzAllowsMore
+		f.Code = plan.CodeAuthzPolicyAllowsMore
 	case NoEffect:
-		f.Code = plan.CodeAuthzNoEffect
+		f.Code = plan.CodeAuthzPolicyHasNoEffect
 	case NotEnforced:
-		f.Code = plan.CodePolicyNotEnforced
+		f.Code = plan.CodePolicyNotEnforcedWithoutWaypoint
 	case DryRunIgnored:
 		f.Code, f.Severity = plan.CodeAuthzDryRunIgnored, plan.Info
 	case PrincipalsMoveToWaypoint:
-		f.Code = plan.CodeAuthzCallersSeeWaypoint
+		f.Code = plan.CodeAuthzCallerRulesSeeWaypoint
 	case NeedsWaypoint:
 		if v.Status == nil || v.Status.Accepted {
 			return f, false
@@ -397,7 +397,7 @@ func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 			Message: fmt.Sprintf("%s: %s", v.Route, v.Error), Remedy: "fix the object so it decodes; it is kept as it is and never deleted by a plan"}}
 	}
 	if len(v.UnresolvedHosts) > 0 && v.Route.Namespace == ns {
-		out = append(out, plan.Finding{Code: plan.CodeRouteHostUnresolved, Severity: plan.Waivable, Object: v.Route,
+		out = append(out, plan.Finding{Code: plan.CodeRouteHostNotResolved, Severity: plan.Waivable, Object: v.Route,
 			Message: fmt.Sprintf("%s names host %s, which matches no Service of the snapshot (a ServiceEntry, an external or wildcard host, or a Service of a namespace that was not observed): readiness cannot tell whether ambient clients keep its rules",
 				v.Route, strings.Join(v.UnresolvedHosts, ", ")),
 			Remedy: "check what the host is: fix it if it is a typo, observe the namespace of its Service, or waive the code once you know that the move does not change what it does"})
@@ -408,7 +408,7 @@ func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 			Remedy:  "apply the proposed HTTPRoute once the waypoint is ready, then back up and delete the VirtualService"})
 	}
 	if len(v.Untranslatable) > 0 {
-		out = append(out, plan.Finding{Code: plan.CodeRouteNoGatewayAPIEquivalent, Severity: plan.Waivable, Object: v.Route,
+		out = append(out, plan.Finding{Code: plan.CodeRouteHasNoGatewayAPIEquivalent, Severity: plan.Waivable, Object: v.Route,
 			Message: fmt.Sprintf("%s uses what HTTPRoute cannot express: %s", v.Route, strings.Join(v.Untranslatable, "; ")),
 			Remedy:  "decide by hand how to replace these fields (or keep them for sidecar clients) before migrating"})
 	}
@@ -562,12 +562,12 @@ func waypointNeed(s *mesh.Snapshot, wv *waypointView, ns string, needs map[strin
 		out.Services = append(out.Services, sw)
 	}
 	if out.Needed && len(missing) > 0 {
-		add(plan.Finding{Code: plan.CodeWaypointMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
+		add(plan.Finding{Code: plan.CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Message:       fmt.Sprintf("Services %s of namespace %s need a waypoint (for %s) but will have none", strings.Join(missing, ", "), ns, refNames(out.NeededBy)),
 			Remedy:        "create a waypoint (istioctl waypoint apply -n " + ns + ") and label the namespace or the Services istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
 			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})
 	} else if out.Needed && len(out.Services) == 0 && out.Namespace == nil {
-		add(plan.Finding{Code: plan.CodeWaypointMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
+		add(plan.Finding{Code: plan.CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Message:       fmt.Sprintf("namespace %s needs a waypoint (for %s) but none is configured", ns, refNames(out.NeededBy)),
 			Remedy:        "create a waypoint and label the namespace istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
 			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})

@@ -71,9 +71,9 @@ func TestReadinessGolden(t *testing.T) {
 			name: "shop", namespace: "shop",
 			opts: migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "shop-waypoint"}},
 			wantCodes: []plan.Code{
-				plan.CodePolicySpecInvalid, plan.CodeAuthzBecomesDenyAll, plan.CodeAuthzCallersSeeWaypoint, plan.CodeAuthzDeniesMore,
-				plan.CodeAuthzLosesL7Rules, plan.CodeAuthzNoEffect, plan.CodePolicyNotAcceptedByWaypoint, plan.CodePolicyNotEnforced,
-				plan.CodeRouteNoGatewayAPIEquivalent, plan.CodeTelemetryReporterChanges, plan.CodeVirtualServiceNeedsHTTPRoute,
+				plan.CodePolicySpecInvalid, plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeAuthzCallerRulesSeeWaypoint, plan.CodeAuthzPolicyDeniesMore,
+				plan.CodeAuthzPolicyLosesL7Rules, plan.CodeAuthzPolicyHasNoEffect, plan.CodePolicyNotAcceptedByWaypoint, plan.CodePolicyNotEnforcedWithoutWaypoint,
+				plan.CodeRouteHasNoGatewayAPIEquivalent, plan.CodeTelemetryReporterChanges, plan.CodeVirtualServiceNeedsHTTPRoute,
 			},
 			wantNeeded: true,
 		},
@@ -241,8 +241,8 @@ func TestProposalsNeverNameAWaypointThatIsNotThere(t *testing.T) {
 			t.Errorf("without a waypoint in the snapshot or the options, %s got a policy proposal: %v", p.For, p.Object["spec"])
 		}
 	}
-	if !hasCode(r.Findings, plan.CodeWaypointMissing) {
-		t.Errorf("no %s finding: %v", plan.CodeWaypointMissing, plan.Codes(r.Findings))
+	if !hasCode(r.Findings, plan.CodeWaypointNeededButMissing) {
+		t.Errorf("no %s finding: %v", plan.CodeWaypointNeededButMissing, plan.Codes(r.Findings))
 	}
 }
 
@@ -304,11 +304,11 @@ func TestReadinessChecksTheInstallationAndTheNamespace(t *testing.T) {
 		name, namespace string
 		want            []plan.Code
 	}{
-		{"a missing namespace is named", "nope", []plan.Code{plan.CodeMigrationNamespaceMissing}},
-		{"an ambient namespace has nothing to migrate", "done", []plan.Code{plan.CodeMigrationAlreadyAmbient}},
-		{"a namespace outside the mesh has nothing to migrate", "plain", []plan.Code{plan.CodeMigrationNotInMesh}},
+		{"a missing namespace is named", "nope", []plan.Code{plan.CodeMigrationNamespaceNotFound}},
+		{"an ambient namespace has nothing to migrate", "done", []plan.Code{plan.CodeMigrationNamespaceAlreadyAmbient}},
+		{"a namespace outside the mesh has nothing to migrate", "plain", []plan.Code{plan.CodeMigrationNamespaceNotInMesh}},
 	}
-	install := []plan.Code{plan.CodeCNIAmbientDisabled, plan.CodeGatewayAPIMissing, plan.CodeIstiodAmbientDisabled, plan.CodeZtunnelMissing}
+	install := []plan.Code{plan.CodeCNIAmbientDisabled, plan.CodeGatewayAPICRDsMissing, plan.CodeIstiodAmbientDisabled, plan.CodeZtunnelMissing}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := migrate.Readiness(s, tc.namespace, migrate.ReadinessOptions{})
@@ -418,7 +418,7 @@ func TestADestinationRuleOnAServiceWithoutWaypointStopsApplying(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []plan.Code{plan.CodeDestinationRuleNeedsWaypoint, plan.CodeWaypointMissing} {
+	for _, c := range []plan.Code{plan.CodeDestinationRuleNeedsWaypoint, plan.CodeWaypointNeededButMissing} {
 		if !hasCode(r.Findings, c) {
 			t.Errorf("no %s: %v", c, plan.Codes(r.Findings))
 		}

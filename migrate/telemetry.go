@@ -79,7 +79,7 @@ func lintTelemetry(s *mesh.Snapshot, ns string, wv *waypointView) TelemetryRepor
 		if !t.SelectsNamespace(ns) || !mergedMetricsEndpoint(t) {
 			continue
 		}
-		add(plan.Finding{Code: plan.CodeTelemetryMergedMetrics, Severity: plan.Waivable, Object: t.Object,
+		add(plan.Finding{Code: plan.CodeTelemetryScrapesMergedMetrics, Severity: plan.Waivable, Object: t.Object,
 			Message: fmt.Sprintf("%s scrapes %s in namespace %s, the sidecar's merged metrics endpoint; ambient pods have no sidecar to serve it",
 				t.Object, endpoint(t), ns),
 			Remedy: "scrape the application's own metrics port, and ztunnel and waypoint pods for Istio metrics, as separate targets"})
@@ -165,7 +165,7 @@ func lintHTTPSelector(s *mesh.Snapshot, ns string, wv *waypointView, q mesh.Tele
 	reporter := sidecarReporter(sel)
 	if sc == unscoped {
 		if len(without) > 0 || reporter != "" {
-			add(plan.Finding{Code: plan.CodeTelemetryMayDepend, Severity: plan.Info, Object: q.Object,
+			add(plan.Finding{Code: plan.CodeTelemetryMayDependOnNamespace, Severity: plan.Info, Object: q.Object,
 				Message: fmt.Sprintf("%s reads %s without naming a namespace; it may depend on namespace %s, whose HTTP metrics %s after the move", where, sel.metric, ns, mayChange(without, reporter)),
 				Remedy:  "scope the query with destination_workload_namespace, or check it against namespace " + ns})
 		}

@@ -65,7 +65,7 @@ func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
 	}{
 		{name: "a webhook moved without its Service is blocking and names both objects",
 			mutate: func(s *mesh.Snapshot) { withCanary(s); splitProd(s, "1-31-4") },
-			want: []finding{{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
+			want: []finding{{Code: plan.CodeTagWebhookAndServiceDisagree, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
 				Related: []string{"Service istio-system/istiod-revision-tag-prod"},
 				Details: map[string]string{"tag": "prod", "webhookRevision": "1-31-4", "serviceRevision": "1-30-3"}}}},
 		{name: "a tag whose objects agree is not split", mutate: withCanary},
@@ -81,7 +81,7 @@ func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
 			want: []finding{
 				{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking, Object: "Service istio-system/istiod-revision-tag-prod",
 					Related: prodFollowers, Details: map[string]string{"tag": "prod", "revision": "1-29-0"}},
-				{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
+				{Code: plan.CodeTagWebhookAndServiceDisagree, Severity: plan.Blocking, Object: "MutatingWebhookConfiguration istio-revision-tag-prod",
 					Related: []string{"Service istio-system/istiod-revision-tag-prod"},
 					Details: map[string]string{"tag": "prod", "webhookRevision": "1-30-3", "serviceRevision": "1-29-0"}},
 			}},
@@ -91,7 +91,7 @@ func TestATagWhoseWebhookAndServiceDisagreeIsBlocking(t *testing.T) {
 			s := meshtest.Healthy("1.30.3", 2)
 			tc.mutate(s)
 			s.Normalize()
-			got := findingsOf(gate(s), plan.CodeTagSplit, plan.CodeTagRevisionMissing)
+			got := findingsOf(gate(s), plan.CodeTagWebhookAndServiceDisagree, plan.CodeTagRevisionMissing)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}
@@ -171,7 +171,7 @@ func TestAGatewayTwoRevisionsClaimIsBlocking(t *testing.T) {
 				r.Name, r.Deployment = "default", "istiod"
 				s.Revisions = append(s.Revisions, r)
 			},
-			want: []finding{{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
+			want: []finding{{Code: plan.CodeGatewayClaimedBySeveralRevisions, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
 				Details: map[string]string{"owners": "1-30-3,default"}}}},
 		{name: "a default tag that exists only as a Service and the default revision both claim it",
 			mutate: func(s *mesh.Snapshot) {
@@ -179,7 +179,7 @@ func TestAGatewayTwoRevisionsClaimIsBlocking(t *testing.T) {
 				s.DefaultRevision = "1-31-4"
 				s.Tags[0].Webhook, s.Tags[0].WebhookRevision = "", ""
 			},
-			want: []finding{{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
+			want: []finding{{Code: plan.CodeGatewayClaimedBySeveralRevisions, Severity: plan.Blocking, Object: "Gateway shop/shop-waypoint",
 				Details: map[string]string{"owners": "1-30-3,1-31-4"}}}},
 		{name: "a default tag with its webhook configuration keeps the default revision out",
 			mutate: func(s *mesh.Snapshot) { withCanary(s); s.DefaultRevision = "1-31-4" }},
@@ -196,7 +196,7 @@ func TestAGatewayTwoRevisionsClaimIsBlocking(t *testing.T) {
 			tc.mutate(s)
 			s.Normalize()
 			s.ResolveGatewayOwners()
-			got := findingsOf(gate(s), plan.CodeGatewayClaimedTwice)
+			got := findingsOf(gate(s), plan.CodeGatewayClaimedBySeveralRevisions)
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}

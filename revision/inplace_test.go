@@ -25,12 +25,12 @@ func TestAnInPlaceIstiodUpgradeIsFollowedByAHealthGateAndRemindsOfOldSidecars(t 
 	}
 	var reminder *plan.Finding
 	for i := range p.Findings {
-		if p.Findings[i].Code == plan.CodeSidecarsOnOldProxy {
+		if p.Findings[i].Code == plan.CodeSidecarsKeepOldProxy {
 			reminder = &p.Findings[i]
 		}
 	}
 	if reminder == nil {
-		t.Fatalf("no %s: %v", plan.CodeSidecarsOnOldProxy, plan.Codes(p.Findings))
+		t.Fatalf("no %s: %v", plan.CodeSidecarsKeepOldProxy, plan.Codes(p.Findings))
 	}
 	billing := mesh.ObjectRef{Kind: "Deployment", Namespace: "legacy", Name: "billing"}
 	if reminder.Severity != plan.Info || reminder.Details["pods"] != "2" || len(reminder.Related) != 1 || reminder.Related[0] != billing ||
@@ -52,7 +52,7 @@ func TestSidecarsAlreadyOnTheTargetNeedNoReminder(t *testing.T) {
 	p := plan.New(plan.Metadata{Name: "t", Operation: "upgrade", Fingerprint: s.Fingerprint()})
 	revision.AddInPlace(steps.New(p, steps.Options{}), s, revision.InPlaceOptions{Target: mesh.MustParseVersion("1.31.4")})
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeSidecarsOnOldProxy {
+		if f.Code == plan.CodeSidecarsKeepOldProxy {
 			t.Errorf("reminder for sidecars already on the target: %s", f)
 		}
 	}

@@ -149,7 +149,7 @@ func oldSidecars(s *mesh.Snapshot, r mesh.Revision, target mesh.Version) (plan.F
 	if len(commands) > 0 {
 		remedy += ": " + plan.ListSome(commands, 5)
 	}
-	return plan.Finding{Code: plan.CodeSidecarsOnOldProxy, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
+	return plan.Finding{Code: plan.CodeSidecarsKeepOldProxy, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
 		Component: "istiod/" + r.Name, Related: related,
 		Message: fmt.Sprintf("%d sidecar pod(s) injected by revision %s keep their old proxy after the in-place upgrade to %s until restarted: %s", pods, r.Name, target, plan.ListSome(names, 5)),
 		Remedy:  remedy,
@@ -273,7 +273,7 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 				what = append(what, ref.String())
 			}
 			rm.Blocked = fmt.Sprintf("revision %s is still referred to after the planned moves: %s", r.Name, strings.Join(what, "; "))
-			b.Finding(plan.Finding{Code: plan.CodeRevisionStillReferenced, Severity: plan.Info,
+			b.Finding(plan.Finding{Code: plan.CodeOldRevisionStillReferenced, Severity: plan.Info,
 				Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, Component: "istiod/" + r.Name,
 				Message: rm.Blocked,
 				Remedy:  fmt.Sprintf("point each of them at a tag or at %s, then re-plan; the removal step stays blocked until then", opts.NewRevision)})
@@ -425,7 +425,7 @@ func PinnedNamespaces(s *mesh.Snapshot, newRev string) []plan.Finding {
 		if _, isRev := s.Revision(rev); !isRev || rev == newRev {
 			continue
 		}
-		out = append(out, plan.Finding{Code: plan.CodeRevisionStillReferenced, Severity: plan.Info,
+		out = append(out, plan.Finding{Code: plan.CodeOldRevisionStillReferenced, Severity: plan.Info,
 			Object:  mesh.ObjectRef{Kind: "Namespace", Name: n.Name},
 			Message: fmt.Sprintf("namespace %s is pinned to revision %s by name, not through a tag; the plan leaves it there", n.Name, rev),
 			Remedy:  fmt.Sprintf("kubectl label namespace %s istio.io/rev=%s --overwrite and restart its workloads, or point it at a tag", n.Name, newRev)})

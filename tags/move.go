@@ -84,7 +84,7 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 	}
 	b := steps.New(p, steps.Options{Probe: opts.Probe})
 	for _, f := range gate.Findings {
-		if (f.Code == plan.CodeTagSplit || f.Code == plan.CodeTagRevisionMissing) && f.Details["tag"] == tag {
+		if (f.Code == plan.CodeTagWebhookAndServiceDisagree || f.Code == plan.CodeTagRevisionMissing) && f.Details["tag"] == tag {
 			f.Resolve(fmt.Sprintf("the move re-renders tag %s's webhook configuration and Service for revision %s", tag, rev))
 		}
 		b.Finding(f)
@@ -110,7 +110,7 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 
 func already(fs []plan.Finding) bool {
 	for _, f := range fs {
-		if f.Code == plan.CodeTagAlreadyThere {
+		if f.Code == plan.CodeTagAlreadyPointsThere {
 			return true
 		}
 	}
@@ -138,7 +138,7 @@ func moveFindings(s *mesh.Snapshot, tag, rev string) []plan.Finding {
 	}
 	r, ok := s.Revision(rev)
 	if !ok {
-		return []plan.Finding{{Code: plan.CodeTagTargetNotReady, Severity: plan.Blocking,
+		return []plan.Finding{{Code: plan.CodeTagTargetRevisionNotReady, Severity: plan.Blocking,
 			Object:  mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod-" + rev},
 			Related: []mesh.ObjectRef{tagObj},
 			Message: fmt.Sprintf("revision %q has no istiod (running revisions: %s); tag %s cannot move to it", rev, orNone(s.RevisionNames()), tag),
@@ -146,7 +146,7 @@ func moveFindings(s *mesh.Snapshot, tag, rev string) []plan.Finding {
 			Details: map[string]string{"tag": tag, "revision": rev}}}
 	}
 	if !r.Ready() {
-		return []plan.Finding{{Code: plan.CodeTagTargetNotReady, Severity: plan.Blocking,
+		return []plan.Finding{{Code: plan.CodeTagTargetRevisionNotReady, Severity: plan.Blocking,
 			Object:  mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
 			Related: []mesh.ObjectRef{tagObj},
 			Message: fmt.Sprintf("revision %q has %d of %d replicas ready; tag %s moves only to a ready revision", rev, r.ReadyReplicas, r.Replicas, tag),
@@ -154,7 +154,7 @@ func moveFindings(s *mesh.Snapshot, tag, rev string) []plan.Finding {
 			Details: map[string]string{"tag": tag, "revision": rev, "ready": fmt.Sprint(r.ReadyReplicas), "replicas": fmt.Sprint(r.Replicas)}}}
 	}
 	if t.Revision == rev && !t.Split() { // a split tag moves to re-render the object that points elsewhere
-		return []plan.Finding{{Code: plan.CodeTagAlreadyThere, Severity: plan.Info, Object: tagObj,
+		return []plan.Finding{{Code: plan.CodeTagAlreadyPointsThere, Severity: plan.Info, Object: tagObj,
 			Message: fmt.Sprintf("tag %s already points at revision %s: there is nothing to move", tag, rev),
 			Remedy:  "nothing to do",
 			Details: map[string]string{"tag": tag, "revision": rev}}}

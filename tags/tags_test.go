@@ -70,12 +70,12 @@ func TestWhatAMoveCannotDoIsAFindingWithItsCode(t *testing.T) {
 		blocked bool
 	}{
 		{"an unknown tag is blocking", nil, "nope", "1-31-4", plan.CodeTagUnknown, true},
-		{"a revision that does not exist is blocking", nil, "prod", "1-99-0", plan.CodeTagTargetNotReady, true},
-		{"a revision that is not ready is blocking", func(s *mesh.Snapshot) { s.Revisions[1].ReadyReplicas = 0 }, "prod", "1-31-4", plan.CodeTagTargetNotReady, true},
+		{"a revision that does not exist is blocking", nil, "prod", "1-99-0", plan.CodeTagTargetRevisionNotReady, true},
+		{"a revision that is not ready is blocking", func(s *mesh.Snapshot) { s.Revisions[1].ReadyReplicas = 0 }, "prod", "1-31-4", plan.CodeTagTargetRevisionNotReady, true},
 		{"a tag named like a revision is blocking", func(s *mesh.Snapshot) {
 			s.Tags = append(s.Tags, mesh.Tag{Name: "1-30-3", Revision: "1-30-3"})
 		}, "1-30-3", "1-31-4", plan.CodeTagNamedLikeRevision, true},
-		{"a move to where the tag points is an info finding and a plan with nothing to move", nil, "prod", "1-30-3", plan.CodeTagAlreadyThere, false},
+		{"a move to where the tag points is an info finding and a plan with nothing to move", nil, "prod", "1-30-3", plan.CodeTagAlreadyPointsThere, false},
 		{"a default move while another injector selects istio-injection=enabled is blocking", func(s *mesh.Snapshot) {
 			s.Injectors = append(s.Injectors, mesh.Injector{Name: "istio-sidecar-injector", Revision: "default", Selects: []string{"istio-injection=enabled"}})
 		}, "default", "1-31-4", plan.CodeTagInjectorOverlap, true},

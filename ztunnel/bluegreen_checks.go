@@ -18,18 +18,18 @@ func (x *bg) findings() {
 	if r, ok := s.Revision(x.opts.Revision); ok && !r.Version.IsZero() {
 		switch d := r.Version.MinorsAhead(x.opts.Target); {
 		case d < 0:
-			b.Finding(plan.Finding{Code: plan.CodeZtunnelAhead, Severity: plan.Blocking, Object: x.green, Component: comp,
+			b.Finding(plan.Finding{Code: plan.CodeZtunnelAheadOfControlPlane, Severity: plan.Blocking, Object: x.green, Component: comp,
 				Message: fmt.Sprintf("green ztunnel %s would be newer than istiod %q (%s) it connects to; ztunnel 1.x needs control plane 1.x or 1.x+1", x.opts.Target, r.Name, r.Version),
 				Remedy:  "upgrade the control plane first (ambient.PlanUpgrade with the blue-green ztunnel strategy does both)"})
 		case d > 1:
-			b.Finding(plan.Finding{Code: plan.CodeZtunnelBehind, Severity: plan.Blocking, Object: x.green, Component: comp,
+			b.Finding(plan.Finding{Code: plan.CodeZtunnelTooFarBehindControlPlane, Severity: plan.Blocking, Object: x.green, Component: comp,
 				Message: fmt.Sprintf("green ztunnel %s would be %d minors behind istiod %q (%s)", x.opts.Target, d, r.Name, r.Version),
 				Remedy:  "pick a green version within one minor of the control plane"})
 		}
 	}
 	blueChart := x.chartVersion(x.blueRel, x.blue.Version)
 	if blueChart.Less(updateStrategyValue) {
-		b.Finding(plan.Finding{Code: plan.CodeBlueGreenPinRestarts, Severity: plan.Waivable, Object: x.blue.Ref(), Component: comp,
+		b.Finding(plan.Finding{Code: plan.CodeBlueGreenPinRestartsBlue, Severity: plan.Waivable, Object: x.blue.Ref(), Component: comp,
 			Message: fmt.Sprintf("ztunnel %s runs chart %s, which has no updateStrategy value (from %s): pinning it to its nodes changes its template and restarts it once on every node, resetting long-lived connections",
 				x.blue.Name, blueChart, updateStrategyValue.MinorString()),
 			Remedy: "waive to accept one restart in a quiet window, or upgrade ztunnel to 1.26+ in place first"})
@@ -42,7 +42,7 @@ func (x *bg) findings() {
 		if len(x.heldNodes(np)) > 0 {
 			// Karpenter hashes spec.template (labels included) into each NodeClaim and replaces the ones
 			// whose hash differs (kubernetes-sigs/karpenter@v1: pkg/apis/v1/nodepool.go, NodePool.Hash).
-			b.Finding(plan.Finding{Code: plan.CodeBlueGreenDrift, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "NodePool", Name: np},
+			b.Finding(plan.Finding{Code: plan.CodeBlueGreenNodePoolDriftHeld, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "NodePool", Name: np},
 				Message: fmt.Sprintf("NodePool %s launched %d of the blue nodes: labelling its template green makes Karpenter see them as drifted and replace them on its own schedule", np, len(x.heldNodes(np))),
 				Remedy:  "the plan annotates those nodes karpenter.sh/do-not-disrupt=true while it moves workloads and removes the annotation at the end, so Karpenter consolidates them once they are empty"})
 		}
@@ -52,7 +52,7 @@ func (x *bg) findings() {
 			if steps.Contains(x.g.Capacity.NodePools, p.Name) || p.Labels[x.label] == x.greenVal || x.g.ScaleDownNodePool == p.Name {
 				continue
 			}
-			b.Finding(plan.Finding{Code: plan.CodeBlueGreenPoolNotGreen, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "NodePool", Name: p.Name},
+			b.Finding(plan.Finding{Code: plan.CodeBlueGreenNodePoolNotGreen, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "NodePool", Name: p.Name},
 				Message: fmt.Sprintf("NodePool %s stays uncoloured: the nodes it launches run the blue ztunnel, and workloads evicted onto them keep blue from being removed", p.Name),
 				Remedy:  "add it to the green NodePools, or waive if no moved workload can land on it (its requirements or taints keep them off)"})
 		}
@@ -83,7 +83,7 @@ func (x *bg) discovery() {
 			continue
 		}
 		if _, ok := labelsSatisfying(sels); !ok {
-			x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenNotDiscovered, Severity: plan.Blocking,
+			x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenNamespaceNotDiscovered, Severity: plan.Blocking,
 				Object:  mesh.ObjectRef{Kind: "Namespace", Name: x.greenNS},
 				Message: fmt.Sprintf("istiod release %s/%s sets meshConfig.discoverySelectors that no labels of a new namespace can satisfy; istiod would not see green's namespace %s (no istio-ca-root-cert there, its pods not authorized)", h.Namespace, h.Name, x.greenNS),
 				Remedy:  "add a selector matching a label the plan can set (matchLabels, or In/Exists expressions), or label the namespace yourself and pass it as Namespace"})
@@ -206,7 +206,7 @@ func (x *bg) connectionReport() {
 		msg += fmt.Sprintf("; %s is drained last", lastOn)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLongLived, Severity: plan.Info, Object: x.blue.Ref(), Related: nodes, Details: details,
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLongLivedConnections, Severity: plan.Info, Object: x.blue.Ref(), Related: nodes, Details: details,
 		Message: msg, Remedy: "make sure their clients reconnect; Jobs are waited for (BlueGreen.Jobs: evict evicts them instead)",
 		RemedyOptions: []plan.RemedyOption{{Option: "BlueGreen.Jobs", Value: string(JobsEvict)}}})
 }

@@ -29,10 +29,10 @@ func TestGreenTrustThePlanCannotWriteIsABlockingFindingNamingTheDeploymentAndThe
 		code   plan.Code
 		remedy []string // what the remedy must say
 	}{
-		{name: "an istiod installed by istioctl or an operator gets no silent plan", mutate: notHelm, code: plan.CodeTrustNotPlannable,
+		{name: "an istiod installed by istioctl or an operator gets no silent plan", mutate: notHelm, code: plan.CodeIstiodTrustNotPlannable,
 			remedy: []string{"spec.values.pilot.env.CA_TRUSTED_NODE_ACCOUNTS",
 				"kubectl -n istio-system set env deployment/istiod-1-30-3 CA_TRUSTED_NODE_ACCOUNTS=istio-system/ztunnel,ztunnel-green/ztunnel-green"}},
-		{name: "a trust list from the release's envVarFrom overrides the plan's env value", code: plan.CodeTrustListOverridden,
+		{name: "a trust list from the release's envVarFrom overrides the plan's env value", code: plan.CodeIstiodTrustListFromValueFrom,
 			mutate: func(s *mesh.Snapshot) {
 				s.Revisions[0].TrustedZtunnelAccounts, s.Revisions[0].TrustedAccountsUnknown = nil, true
 				setReleaseValue(s, "istiod-1-30-3", "envVarFrom", []any{map[string]any{"name": "CA_TRUSTED_NODE_ACCOUNTS",
@@ -40,7 +40,7 @@ func TestGreenTrustThePlanCannotWriteIsABlockingFindingNamingTheDeploymentAndThe
 			},
 			remedy: []string{`kubectl -n istio-system patch configmap ztunnel-trust --type merge -p '{"data":{"accounts":"istio-system/ztunnel,ztunnel-green/ztunnel-green"}}'`,
 				"remove CA_TRUSTED_NODE_ACCOUNTS from envVarFrom of Helm release istio-system/istiod-1-30-3", "rollout restart deployment/istiod-1-30-3"}},
-		{name: "a trust list from valueFrom of an istiod without Helm says how to find its source", code: plan.CodeTrustListOverridden,
+		{name: "a trust list from valueFrom of an istiod without Helm says how to find its source", code: plan.CodeIstiodTrustListFromValueFrom,
 			mutate: func(s *mesh.Snapshot) {
 				notHelm(s)
 				s.Revisions[0].TrustedZtunnelAccounts, s.Revisions[0].TrustedAccountsUnknown = nil, true
@@ -53,7 +53,7 @@ func TestGreenTrustThePlanCannotWriteIsABlockingFindingNamingTheDeploymentAndThe
 			tc.mutate(s)
 			s.Normalize()
 			p, err := ztunnel.BlueGreenZtunnel(s, ztunnel.BlueGreenOptions{Target: v("1.30.3"),
-				Waive: []plan.Code{plan.CodeTrustedAccountsUnknown, plan.CodeDiscoveryUnknown}})
+				Waive: []plan.Code{plan.CodeTrustedAccountsUnreadable, plan.CodeIstiodDiscoveryUnknown}})
 			if !errors.Is(err, plan.ErrBlocked) {
 				t.Fatalf("err = %v, want ErrBlocked (steps %v)", err, ids(p))
 			}
@@ -84,7 +84,7 @@ func TestAnIstiodWithoutHelmThatTrustsGreenAlreadyOnlyAsksAboutDiscovery(t *test
 	notHelm(s)
 	s.Revisions[0].TrustedZtunnelAccounts = []string{"istio-system/ztunnel", "ztunnel-green/ztunnel-green"}
 	s.Normalize()
-	p, err := ztunnel.BlueGreenZtunnel(s, ztunnel.BlueGreenOptions{Target: v("1.30.3"), Waive: []plan.Code{plan.CodeDiscoveryUnknown}})
+	p, err := ztunnel.BlueGreenZtunnel(s, ztunnel.BlueGreenOptions{Target: v("1.30.3"), Waive: []plan.Code{plan.CodeIstiodDiscoveryUnknown}})
 	if err != nil {
 		t.Fatalf("BlueGreenZtunnel: %v", err)
 	}
@@ -92,8 +92,8 @@ func TestAnIstiodWithoutHelmThatTrustsGreenAlreadyOnlyAsksAboutDiscovery(t *test
 	for _, f := range p.Findings {
 		got[f.Code] = true
 	}
-	if got[plan.CodeTrustNotPlannable] || !got[plan.CodeDiscoveryUnknown] {
-		t.Errorf("findings %v: want %s and no %s", plan.Codes(p.Findings), plan.CodeDiscoveryUnknown, plan.CodeTrustNotPlannable)
+	if got[plan.CodeIstiodTrustNotPlannable] || !got[plan.CodeIstiodDiscoveryUnknown] {
+		t.Errorf("findings %v: want %s and no %s", plan.Codes(p.Findings), plan.CodeIstiodDiscoveryUnknown, plan.CodeIstiodTrustNotPlannable)
 	}
 	if !p.Runnable() {
 		t.Errorf("with discovery waived the plan should run: %v", plan.Stopping(p.Findings))

@@ -207,7 +207,7 @@ func (x *bg) capacityReport(waves []wave) {
 	if !x.g.CordonAll {
 		msg += "; each wave cordons only its own nodes, so some evicted pods land on blue nodes a later wave drains again (CordonAll cordons every blue node first: then every evicted pod lands on green)"
 	}
-	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenCapacity, Severity: plan.Info, Object: x.blue.Ref(),
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenCapacityNeeded, Severity: plan.Info, Object: x.blue.Ref(),
 		Details: map[string]string{"waves": strconv.Itoa(len(waves)), "nodes": strconv.Itoa(total), "byWave": strings.Join(need, ",")},
 		Message: msg,
 		Remedy:  "make sure green can grow that far (NodePool limits, node group sizes, quotas) before each wave; the health gate after each wave is the place to stop"})

@@ -131,7 +131,7 @@ func (x *bg) priorityQuota(values map[string]any) bool {
 	}
 	obj := mesh.ObjectRef{Kind: "Namespace", Name: x.greenNS}
 	if gke {
-		x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenPriorityQuota, Severity: plan.Info, Object: obj,
+		x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenPriorityClassQuota, Severity: plan.Info, Object: obj,
 			Message: fmt.Sprintf("green's pods run at priority class system-node-critical in namespace %s; on GKE (the nodes carry %s) pods of that class are admitted outside kube-system only under a ResourceQuota for it, so the plan turns on the chart's (resourceQuotas.enabled=true)", x.greenNS, gkeNodeLabel),
 			Remedy:  "nothing to do; set platform=gke in green's values to use the chart's whole GKE profile"})
 		return true
@@ -140,7 +140,7 @@ func (x *bg) priorityQuota(values map[string]any) bool {
 	if x.blue.Namespace == "kube-system" {
 		where = "blue runs in kube-system, where every platform admits it, so nothing shows yet whether this one admits it elsewhere"
 	}
-	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenPriorityQuota, Severity: plan.Info, Object: obj,
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenPriorityClassQuota, Severity: plan.Info, Object: obj,
 		Message: fmt.Sprintf("green's pods run at priority class system-node-critical in namespace %s, with no ResourceQuota for it (resourceQuotas.enabled is off); a platform that admits the class outside kube-system only under such a quota (GKE does) refuses them; %s", x.greenNS, where),
 		Remedy:  fmt.Sprintf("if your platform needs it, give green resourceQuotas.enabled=true (Values[%q]) or its platform value; else the plan stops at green-capacity or green-ready, and the events of namespace %s name the quota", x.greenRel, x.greenNS)})
 	return false

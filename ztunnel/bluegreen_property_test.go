@@ -161,7 +161,7 @@ func generateMesh(r *rand.Rand) generatedMesh {
 }
 
 // waiveAll accepts what the generated meshes raise that a person would look at and accept.
-var waiveAll = []plan.Code{plan.CodePDBBlocksDrain, plan.CodeUnmanagedPodOnNode, plan.CodeBlueGreenPoolNotGreen}
+var waiveAll = []plan.Code{plan.CodePDBBlocksDrain, plan.CodeUnmanagedPodBlocksDrain, plan.CodeBlueGreenNodePoolNotGreen}
 
 const safetyMeshes = 300
 

@@ -32,7 +32,7 @@ func (x *bg) localStorageReport() {
 	if x.g.LocalStorage == LocalStorageEvict {
 		remedy = "the plan drains them without asking (BlueGreen.LocalStorage: evict); move the data elsewhere first if it matters"
 	}
-	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLocalStorage, Severity: plan.Info, Object: x.blue.Ref(),
+	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenLocalStorageLost, Severity: plan.Info, Object: x.blue.Ref(),
 		Details: map[string]string{"pods": strconv.Itoa(len(lost))},
 		Message: fmt.Sprintf("draining the blue nodes loses the emptyDir data of %d pod(s): %s", len(lost), strings.Join(lost, ", ")),
 		Remedy:  remedy, RemedyOptions: []plan.RemedyOption{{Option: "BlueGreen.LocalStorage", Value: string(LocalStorageEvict)}}})

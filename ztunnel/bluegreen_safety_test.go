@@ -116,7 +116,7 @@ func TestEveryEmptyDirLossIsNamedBeforeTheFirstSuchDrain(t *testing.T) {
 			}
 			var named int
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeBlueGreenLocalStorage || f.Code == plan.CodeDrainLosesEmptyDir {
+				if f.Code == plan.CodeBlueGreenLocalStorageLost || f.Code == plan.CodeDrainLosesEmptyDirData {
 					named++
 					for _, pod := range tc.want {
 						if !strings.Contains(f.Message, pod) {
@@ -181,7 +181,7 @@ func TestBlueGreenWavesAreStatelessThenStatefulThenJobs(t *testing.T) {
 				t.Errorf("batch %d: wave %s has %d nodes", batch, id, len(cs))
 			}
 		}
-		f := findings(p, plan.CodeBlueGreenCapacity)
+		f := findings(p, plan.CodeBlueGreenCapacityNeeded)
 		if len(f) != 1 || f[0].Details["waves"] != strconv.Itoa(len(order)) || f[0].Details["nodes"] != "14" {
 			t.Errorf("batch %d: capacity findings %+v, want one for %d waves of 14 nodes", batch, f, len(order))
 		} else if got := strings.Split(f[0].Details["byWave"], ","); got[len(got)-1] != "14" || len(got) != len(order) {
@@ -316,7 +316,7 @@ func TestGreensPriorityClassNeedsItsQuotaWherePlatformsSaySo(t *testing.T) {
 		return rq["enabled"]
 	}
 	p := blueGreen(t, karpenterMesh(), ztunnel.BlueGreen{})
-	if f := findings(p, plan.CodeBlueGreenPriorityQuota); len(f) != 1 || !strings.Contains(f[0].Message, "system-node-critical") || quota(p) != nil {
+	if f := findings(p, plan.CodeBlueGreenPriorityClassQuota); len(f) != 1 || !strings.Contains(f[0].Message, "system-node-critical") || quota(p) != nil {
 		t.Errorf("off GKE the plan says green runs system-node-critical pods without a quota and leaves the values: %v, quota %v", f, quota(p))
 	}
 	gke := meshtest.Healthy("1.30.3", 4)
@@ -324,7 +324,7 @@ func TestGreensPriorityClassNeedsItsQuotaWherePlatformsSaySo(t *testing.T) {
 		gke.Nodes[i].Labels["cloud.google.com/gke-nodepool"] = gke.Nodes[i].Pool
 	}
 	p = blueGreen(t, gke, ztunnel.BlueGreen{})
-	if quota(p) != true || len(findings(p, plan.CodeBlueGreenPriorityQuota)) != 1 {
+	if quota(p) != true || len(findings(p, plan.CodeBlueGreenPriorityClassQuota)) != 1 {
 		t.Errorf("on GKE green needs the chart's ResourceQuota for system-node-critical: resourceQuotas.enabled = %v", quota(p))
 	}
 	withQuota := karpenterMesh()
@@ -333,7 +333,7 @@ func TestGreensPriorityClassNeedsItsQuotaWherePlatformsSaySo(t *testing.T) {
 			withQuota.HelmReleases[i].Values["resourceQuotas"] = map[string]any{"enabled": true}
 		}
 	}
-	if p = blueGreen(t, withQuota, ztunnel.BlueGreen{}); len(findings(p, plan.CodeBlueGreenPriorityQuota)) != 0 || quota(p) != true {
+	if p = blueGreen(t, withQuota, ztunnel.BlueGreen{}); len(findings(p, plan.CodeBlueGreenPriorityClassQuota)) != 0 || quota(p) != true {
 		t.Error("blue's quota carries over to green; nothing to say")
 	}
 }

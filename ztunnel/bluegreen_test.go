@@ -155,7 +155,7 @@ func TestBlueGreenZtunnelBlocksBeforeAnyChange(t *testing.T) {
 		target string
 		want   plan.Code
 	}{
-		{name: "a green newer than the control plane it connects to blocks", target: "1.31.0", want: plan.CodeZtunnelAhead},
+		{name: "a green newer than the control plane it connects to blocks", target: "1.31.0", want: plan.CodeZtunnelAheadOfControlPlane},
 		{name: "discoverySelectors no new namespace can satisfy block",
 			mutate: func(s *mesh.Snapshot) {
 				for i := range s.HelmReleases {
@@ -164,9 +164,9 @@ func TestBlueGreenZtunnelBlocksBeforeAnyChange(t *testing.T) {
 							map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "Gt", "values": []any{"3"}}}}}}
 					}
 				}
-			}, target: "1.30.3", want: plan.CodeBlueGreenNotDiscovered},
+			}, target: "1.30.3", want: plan.CodeBlueGreenNamespaceNotDiscovered},
 		{name: "an ambient node without a ready ztunnel blocks",
-			mutate: func(s *mesh.Snapshot) { s.Ztunnels[0].Pods[0].Ready = false }, target: "1.30.3", want: plan.CodeAmbientNodeNoZtunnel},
+			mutate: func(s *mesh.Snapshot) { s.Ztunnels[0].Pods[0].Ready = false }, target: "1.30.3", want: plan.CodeAmbientNodeWithoutReadyZtunnel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := karpenterMesh()
@@ -309,12 +309,12 @@ func TestBlueGreenZtunnelFollowsTheRunbook(t *testing.T) {
 		t.Errorf("hold annotates %v; want all six nodes (the green NodePools general and batch launched them)", hold.Annotate.Objects)
 	}
 	// The batch NodePool is green too; no finding says a NodePool stays uncoloured.
-	if slices.Contains(plan.Codes(p.Findings), plan.CodeBlueGreenPoolNotGreen) {
+	if slices.Contains(plan.Codes(p.Findings), plan.CodeBlueGreenNodePoolNotGreen) {
 		t.Errorf("every NodePool is green, yet: %v", p.Findings)
 	}
 	var longLived []plan.Finding
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeBlueGreenLongLived {
+		if f.Code == plan.CodeBlueGreenLongLivedConnections {
 			longLived = append(longLived, f)
 		}
 	}
@@ -427,7 +427,7 @@ func TestBlueGreenCapacityModes(t *testing.T) {
 		}
 		var found bool
 		for _, f := range p.Findings {
-			if f.Code == plan.CodeBlueGreenPoolNotGreen && f.Object.Name == "batch" && f.Severity == plan.Waivable {
+			if f.Code == plan.CodeBlueGreenNodePoolNotGreen && f.Object.Name == "batch" && f.Severity == plan.Waivable {
 				found = true
 			}
 		}
@@ -491,7 +491,7 @@ func TestBlueGreenOldChartsAreNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(plan.Codes(plan.Stopping(p.Findings)), plan.CodeBlueGreenPinRestarts) {
+	if !slices.Contains(plan.Codes(plan.Stopping(p.Findings)), plan.CodeBlueGreenPinRestartsBlue) {
 		t.Errorf("a 1.25 blue restarts when pinned (no updateStrategy value); the plan must say so and wait for a waiver: %v", plan.Codes(p.Findings))
 	}
 	pin, _ := p.Step("ztunnel/bluegreen/pin-blue")
@@ -525,12 +525,12 @@ func TestPlacementChecks(t *testing.T) {
 		{name: "a node running pods of both blocks", s: two(func(b, g *mesh.Ztunnel) {
 			b.NodeAffinity, g.NodeAffinity = notGreen, onGreen
 			g.Pods = []mesh.NodePod{{Node: "general-0", Pod: "ztunnel-green-x", Version: g.Version, Ready: true}}
-		}), want: map[plan.Code]plan.Severity{plan.CodeZtunnelTwoOnNode: plan.Blocking}},
+		}), want: map[plan.Code]plan.Severity{plan.CodeZtunnelTwoOnOneNode: plan.Blocking}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[plan.Code]plan.Severity{}
 			for _, f := range gate(tc.s) {
-				if f.Code == plan.CodeZtunnelPlacementOverlap || f.Code == plan.CodeZtunnelTwoOnNode {
+				if f.Code == plan.CodeZtunnelPlacementOverlap || f.Code == plan.CodeZtunnelTwoOnOneNode {
 					got[f.Code] = f.Severity
 				}
 			}

@@ -88,7 +88,7 @@ func pinName(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, h mesh.HelmRele
 			what += fmt.Sprintf(", and istiod does not trust the new account %s/%s", z.Namespace, sa)
 		}
 	}
-	b.Finding(plan.Finding{Code: plan.CodeZtunnelUpgradeRenames, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
+	b.Finding(plan.Finding{Code: plan.CodeZtunnelUpgradeRenamesDaemonSet, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 		Message: fmt.Sprintf("upgrading ztunnel %s/%s (release %s) to chart %s renames %s", z.Namespace, z.Name, h.Name, v, what),
 		Remedy:  remedy,
 		Details: map[string]string{"daemonSet": z.Name, "newDaemonSet": ds, "serviceAccount": z.ServiceAccount, "newServiceAccount": sa,

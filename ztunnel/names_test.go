@@ -82,7 +82,7 @@ func TestARenameNamesTheClusterRoleOnlyWhenTheChartRendersOne(t *testing.T) {
 				map[string]map[string]any{"ztunnel": {"resourceName": "ztunnel-v2"}})
 			var msg string
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeZtunnelUpgradeRenames {
+				if f.Code == plan.CodeZtunnelUpgradeRenamesDaemonSet {
 					msg = f.Message
 				}
 			}

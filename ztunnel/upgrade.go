@@ -74,7 +74,7 @@ func AddUpgrade(b *steps.Builder, s *mesh.Snapshot, opts UpgradeOptions) error {
 		set := map[string]any{}
 		if z.Revision != "" && opts.Revision != "" && z.Revision != opts.Revision {
 			set["revision"] = opts.Revision
-			b.Finding(plan.Finding{Code: plan.CodeZtunnelRevisionSwitch, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+			b.Finding(plan.Finding{Code: plan.CodeZtunnelRevisionSwitchRestarts, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s is pinned to revision %s (the chart points it at istiod-%s); switching it to %s restarts ztunnel on every node", z.Name, z.Revision, z.Revision, opts.Revision),
 				Remedy:  "the plan folds the switch into the ztunnel upgrade so ztunnel restarts once; the old revision is removed only after"})
 		}
@@ -113,7 +113,7 @@ func planInPlace(b *steps.Builder, z mesh.Ztunnel, h mesh.HelmRelease, opts Upgr
 	if wantedNodeByNode {
 		st.Notes = append(st.Notes, fmt.Sprintf("node by node needs the chart's updateStrategy value (Istio %s+); %s has none, so ztunnel rolls in place", updateStrategyValue.MinorString(), opts.Target))
 	}
-	b.Finding(plan.Finding{Code: plan.CodeConnectionsReset, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+	b.Finding(plan.Finding{Code: plan.CodeZtunnelReplacementResetsConnections, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 		Message: "an in-place ztunnel rollout resets long-lived connections on every node",
 		Remedy:  "plan it in a quiet window, or use node-by-node (drains each node first)"})
 	b.Add(st)
@@ -213,7 +213,7 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	before := []string{b.Last()}
 	lost := nodeByNodeLoss(ix, order)
 	if len(lost) > 0 {
-		b.Finding(plan.Finding{Code: plan.CodeDrainLosesEmptyDir, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+		b.Finding(plan.Finding{Code: plan.CodeDrainLosesEmptyDirData, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 			Details: map[string]string{"pods": strconv.Itoa(len(lost))},
 			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
 			Remedy:  askOrEvict(nbn.LocalStorage)})
@@ -318,7 +318,7 @@ func roomFinding(b *steps.Builder, z mesh.Ztunnel, batch int, waves [][]steps.Dr
 		if n := len(r.Workloads); n > 1 {
 			who += fmt.Sprintf(" and %d more", n-1)
 		}
-		b.Finding(plan.Finding{Code: plan.CodeWaveKeepsRoom, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+		b.Finding(plan.Finding{Code: plan.CodeWaveKeepsRoomForEvictedPods, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
 			Related: r.Workloads,
 			Details: map[string]string{"pools": strings.Join(r.Pools, ","), "schedulable": strconv.Itoa(r.Schedulable),
 				"workloads": strconv.Itoa(len(r.Workloads)), "waves": strconv.Itoa(len(waves)), "batch": strconv.Itoa(batch)},

@@ -78,7 +78,7 @@ func TestEveryZtunnelUpgradePinsTheRunningName(t *testing.T) {
 				t.Errorf("resourceName per upgrade step (-want +got):\n%s", d)
 			}
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeZtunnelUpgradeRenames {
+				if f.Code == plan.CodeZtunnelUpgradeRenamesDaemonSet {
 					t.Errorf("no rename expected, got %s", f)
 				}
 			}
@@ -126,7 +126,7 @@ func TestAZtunnelUpgradeThatWouldRenameItIsBlocking(t *testing.T) {
 			p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion(tc.target), Strategy: ztunnel.InPlace{}}, tc.values)
 			var got []plan.Finding
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeZtunnelUpgradeRenames {
+				if f.Code == plan.CodeZtunnelUpgradeRenamesDaemonSet {
 					got = append(got, f)
 				}
 			}
@@ -137,7 +137,7 @@ func TestAZtunnelUpgradeThatWouldRenameItIsBlocking(t *testing.T) {
 				return
 			}
 			if len(got) != 1 {
-				t.Fatalf("want one %s finding, got %v", plan.CodeZtunnelUpgradeRenames, got)
+				t.Fatalf("want one %s finding, got %v", plan.CodeZtunnelUpgradeRenamesDaemonSet, got)
 			}
 			f := got[0]
 			if f.Severity != plan.Blocking || f.Object != s.Ztunnels[0].Ref() || f.Remedy == "" {
@@ -258,12 +258,12 @@ func TestNodeByNodeWavesLeaveEveryEvictedWorkloadANodeOfItsPool(t *testing.T) {
 	}
 	var room []plan.Finding
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeWaveKeepsRoom {
+		if f.Code == plan.CodeWaveKeepsRoomForEvictedPods {
 			room = append(room, f)
 		}
 	}
 	if len(room) != 1 {
-		t.Fatalf("%d %s findings, want 1: %+v", len(room), plan.CodeWaveKeepsRoom, room)
+		t.Fatalf("%d %s findings, want 1: %+v", len(room), plan.CodeWaveKeepsRoomForEvictedPods, room)
 	}
 	wantDetails := map[string]string{"pools": "general", "schedulable": "3", "workloads": "1", "waves": "3", "batch": "3"}
 	if d := cmp.Diff(wantDetails, room[0].Details); d != "" {

@@ -220,9 +220,9 @@ func advisoryFinding(a advisories.Advisory, ins []installed, rel *releases.Data,
 	} else if next, ok := a.FirstUnaffectedAfter(v, known); ok {
 		way = fmt.Sprintf("the first release after %s it does not affect is %s", v, next)
 	}
-	side, code := "running", plan.CodeAdvisoryRunning
+	side, code := "running", plan.CodeAdvisoryAffectsRunning
 	if target {
-		side, code = "target", plan.CodeAdvisoryTarget
+		side, code = "target", plan.CodeAdvisoryAffectsTarget
 	}
 	var objs []string
 	var related []mesh.ObjectRef
@@ -361,7 +361,7 @@ func checkGRPCLimit(s *mesh.Snapshot, adv *advisories.Data, target mesh.Version)
 		if !known {
 			now = "its limit is set from a source the snapshot cannot read"
 		}
-		out = append(out, plan.Finding{Code: plan.CodeGRPCLimitTooLow, Severity: plan.Waivable,
+		out = append(out, plan.Finding{Code: plan.CodeIstiodGRPCLimitTooLow, Severity: plan.Waivable,
 			Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, Component: "istiod/" + r.Name,
 			Message: fmt.Sprintf("the mesh has at least %d workloads and services; on istiod %s a reconnecting ztunnel's request grows past istiod's gRPC receive limit from about %d (advisory %s), and %s: ztunnels that restart reconnect in a loop (ResourceExhausted)",
 				workloads, on, threshold, a.ID, now),

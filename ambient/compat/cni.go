@@ -33,24 +33,24 @@ func cniRules(s *mesh.Snapshot, opts cniOptions) []plan.Finding {
 	}
 	ref := mesh.ObjectRef{Kind: "DaemonSet", Namespace: c.Namespace, Name: c.Name}
 	if c.Version.IsZero() {
-		add(plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: ref, Component: "cni",
+		add(plan.Finding{Code: plan.CodeComponentVersionUnknown, Severity: plan.Waivable, Object: ref, Component: "cni",
 			Message: fmt.Sprintf("the istio-cni version cannot be read from image %q", c.Image),
 			Remedy:  "use a released Istio image tag, or waive if you know the version"})
 	} else if cps := s.ControlPlaneVersions(); len(cps) > 0 {
 		newest := cps[len(cps)-1]
 		switch d := newest.MinorsAhead(c.Version); {
 		case d < 0:
-			add(plan.Finding{Code: plan.CodeCNIAhead, Severity: plan.Blocking, Object: ref, Component: "cni",
+			add(plan.Finding{Code: plan.CodeCNIAheadOfControlPlane, Severity: plan.Blocking, Object: ref, Component: "cni",
 				Message: fmt.Sprintf("istio-cni runs %s, newer than the newest control plane (%s); CNI 1.x needs control plane 1.x or 1.x+1", c.Version, newest),
 				Remedy:  fmt.Sprintf("upgrade the control plane to %s first, or roll istio-cni back to %s", c.Version.MinorString(), newest.MinorString())})
 		case d > 1:
-			add(plan.Finding{Code: plan.CodeCNIBehind, Severity: plan.Blocking, Object: ref, Component: "cni",
+			add(plan.Finding{Code: plan.CodeCNITooFarBehindControlPlane, Severity: plan.Blocking, Object: ref, Component: "cni",
 				Message: fmt.Sprintf("istio-cni runs %s, %d minors behind the control plane (%s); CNI 1.x needs control plane 1.x or 1.x+1", c.Version, d, newest),
 				Remedy:  "upgrade istio-cni in place now (helm upgrade istio-cni)"})
 		}
 		if !opts.Target.IsZero() && opts.Target.MinorsAhead(c.Version) > 1 {
 			via := mesh.Version{Major: c.Version.Major, Minor: c.Version.Minor + 1}
-			add(plan.Finding{Code: plan.CodeDataPlaneWouldLag, Severity: plan.Blocking, Object: ref, Component: "cni",
+			add(plan.Finding{Code: plan.CodeDataPlaneWouldLagTarget, Severity: plan.Blocking, Object: ref, Component: "cni",
 				Message: fmt.Sprintf("moving the control plane to %s would leave istio-cni (%s) %d minors behind", opts.Target, c.Version, opts.Target.MinorsAhead(c.Version)),
 				Remedy:  fmt.Sprintf("chain the upgrade through %s (control plane, CNI and ztunnel complete at each hop)", via.MinorString())})
 		}
@@ -84,7 +84,7 @@ func checkCNINodes(s *mesh.Snapshot, adv *advisories.Data) []plan.Finding {
 			if revs := taints[t]; len(revs) > 0 {
 				by = fmt.Sprintf("the name istiod %s's untaint controller removes (%s)", strings.Join(revs, ", "), mesh.EnvUntaintTaintName)
 			}
-			out = append(out, plan.Finding{Code: plan.CodeNodeCNINotReady, Severity: plan.Waivable, Object: ref, Component: "node/" + n.Name,
+			out = append(out, plan.Finding{Code: plan.CodeNodeTaintedCNINotReady, Severity: plan.Waivable, Object: ref, Component: "node/" + n.Name,
 				Message: fmt.Sprintf("node %s carries taint %s, %s: istio-cni is not ready there and new pods wait", n.Name, t, by),
 				Remedy:  "check the istio-cni pod on that node; istiod removes the taint once it is ready (taint.enabled)",
 				Details: map[string]string{"taint": t}})

@@ -95,7 +95,7 @@ func checkCNIEnvKeys(s *mesh.Snapshot) []plan.Finding {
 			continue
 		}
 		ref := mesh.ObjectRef{Kind: "DaemonSet", Namespace: cni.Namespace, Name: cni.Name}
-		out = append(out, plan.Finding{Code: plan.CodeCNIEnvMissingKey, Severity: plan.Blocking, Object: ref, Component: "cni",
+		out = append(out, plan.Finding{Code: plan.CodeCNIEnvReferencesMissingKey, Severity: plan.Blocking, Object: ref, Component: "cni",
 			Related: []mesh.ObjectRef{{Kind: "ConfigMap", Namespace: cni.Namespace, Name: e.ConfigMap}},
 			Message: fmt.Sprintf("%s sets %s from key %s of ConfigMap %s/%s, which has no such key: the kubelet refuses to start its pods (CreateContainerConfigError), and nodes whose agent cannot start run no new pods",
 				ref, e.Env, e.Key, cni.Namespace, e.ConfigMap),
@@ -124,7 +124,7 @@ func checkCNIBinDir(s *mesh.Snapshot) []plan.Finding {
 	}
 	sort.Strings(gke)
 	ref := mesh.ObjectRef{Kind: "DaemonSet", Namespace: cni.Namespace, Name: cni.Name}
-	return []plan.Finding{{Code: plan.CodeCNIBinDirWrong, Severity: plan.Blocking, Object: ref, Component: "cni",
+	return []plan.Finding{{Code: plan.CodeCNIBinDirWrongForPlatform, Severity: plan.Blocking, Object: ref, Component: "cni",
 		Message: fmt.Sprintf("%s installs the CNI plugin to %s, but %d node(s) run GKE (%s), whose kubelet reads plugins from %s and mounts %s read-only: the agent fails and no pod there is redirected",
 			ref, path, len(gke), summarize(gke), gkeCNIBinDir, path),
 		Remedy:  fmt.Sprintf("install the cni chart with --set global.platform=gke (or cniBinDir=%s); Helm 3.19 strips -gke from the version the chart detects it by (istio/istio#58094)", gkeCNIBinDir),

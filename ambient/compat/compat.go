@@ -207,9 +207,9 @@ func checkKubernetes(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 		}
 		if sup := data.Kubernetes(v, k); sup == releases.TooOld || sup == releases.TooNew {
 			m, _ := data.Minor(v)
-			out = append(out, plan.Finding{Code: plan.CodeKubernetesCurrentUnsupported, Severity: plan.Info, Object: cluster,
+			out = append(out, plan.Finding{Code: plan.CodeKubernetesUnsupportedByCurrent, Severity: plan.Info, Object: cluster,
 				Message: fmt.Sprintf("Istio %s supports Kubernetes %s; the cluster runs %s", v.MinorString(), m.KubernetesRange(), k.MinorString())})
-			out = append(out, Estimates(m, string(plan.CodeKubernetesCurrentUnsupported), kubernetesFields(sup)...)...)
+			out = append(out, Estimates(m, string(plan.CodeKubernetesUnsupportedByCurrent), kubernetesFields(sup)...)...)
 		}
 	}
 	if target.IsZero() {
@@ -220,22 +220,22 @@ func checkKubernetes(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 		return out
 	}
 	if min := m.MinimumKubernetes(); !min.IsZero() && k.MinorIndex() < min.MinorIndex() {
-		out = append(out, plan.Finding{Code: plan.CodeKubernetesTooOld, Severity: plan.Blocking, Object: cluster,
+		out = append(out, plan.Finding{Code: plan.CodeKubernetesBelowTargetMinimum, Severity: plan.Blocking, Object: cluster,
 			Message: fmt.Sprintf("Istio %s needs Kubernetes %s or newer; the cluster runs %s", target.MinorString(), min.MinorString(), k.MinorString()),
 			Remedy:  fmt.Sprintf("upgrade Kubernetes to at least %s first", m.Kubernetes[0])})
-		return append(out, Estimates(m, string(plan.CodeKubernetesTooOld), releases.FieldMinKubernetes)...)
+		return append(out, Estimates(m, string(plan.CodeKubernetesBelowTargetMinimum), releases.FieldMinKubernetes)...)
 	}
 	switch sup := data.Kubernetes(target, k); sup {
 	case releases.TestedOnly:
-		out = append(out, plan.Finding{Code: plan.CodeKubernetesTestedOnly, Severity: plan.Waivable, Object: cluster,
+		out = append(out, plan.Finding{Code: plan.CodeKubernetesOnlyTestedByTarget, Severity: plan.Waivable, Object: cluster,
 			Message: fmt.Sprintf("Istio %s is tested but not supported on Kubernetes %s (supported: %s)", target.MinorString(), k.MinorString(), m.KubernetesRange()),
 			Remedy:  fmt.Sprintf("upgrade Kubernetes into %s, or waive", m.KubernetesRange())})
-		out = append(out, Estimates(m, string(plan.CodeKubernetesTestedOnly), kubernetesFields(sup)...)...)
+		out = append(out, Estimates(m, string(plan.CodeKubernetesOnlyTestedByTarget), kubernetesFields(sup)...)...)
 	case releases.TooOld, releases.TooNew:
-		out = append(out, plan.Finding{Code: plan.CodeKubernetesUnsupported, Severity: plan.Waivable, Object: cluster,
+		out = append(out, plan.Finding{Code: plan.CodeKubernetesUnsupportedByTarget, Severity: plan.Waivable, Object: cluster,
 			Message: fmt.Sprintf("Istio %s supports Kubernetes %s; the cluster runs %s", target.MinorString(), m.KubernetesRange(), k.MinorString()),
 			Remedy:  fmt.Sprintf("pick an Istio version that supports Kubernetes %s, or waive", k.MinorString())})
-		out = append(out, Estimates(m, string(plan.CodeKubernetesUnsupported), kubernetesFields(sup)...)...)
+		out = append(out, Estimates(m, string(plan.CodeKubernetesUnsupportedByTarget), kubernetesFields(sup)...)...)
 	}
 	return out
 }
@@ -367,7 +367,7 @@ func checkGatewayAPI(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 		if waypoints == 0 && !s.AmbientInUse() {
 			return nil
 		}
-		return []plan.Finding{{Code: plan.CodeGatewayAPIMissing, Severity: plan.Waivable, Object: ref,
+		return []plan.Finding{{Code: plan.CodeGatewayAPICRDsMissing, Severity: plan.Waivable, Object: ref,
 			Message: "the Gateway API CRDs are not installed; ambient waypoints need them",
 			Remedy:  "kubectl apply --server-side -f <gateway-api standard-install.yaml of the version the target needs>"}}
 	}
@@ -384,10 +384,10 @@ func checkGatewayAPI(s *mesh.Snapshot, data *releases.Data, target mesh.Version)
 	if waypoints > 0 && have.MinorIndex() < need.MinorIndex() {
 		sev = plan.Blocking
 	}
-	return append([]plan.Finding{{Code: plan.CodeGatewayAPITooOld, Severity: sev, Object: ref,
+	return append([]plan.Finding{{Code: plan.CodeGatewayAPICRDsTooOld, Severity: sev, Object: ref,
 		Message: fmt.Sprintf("Gateway API CRDs are at %s; Istio %s is built against %s (%d waypoint(s) depend on them)", s.GatewayAPI.BundleVersion, v.MinorString(), m.GatewayAPI, waypoints),
 		Remedy:  fmt.Sprintf("upgrade the Gateway API CRDs to %s (%s channel) before the control plane", m.GatewayAPI, channel(s.GatewayAPI.Channel))}},
-		Estimates(m, string(plan.CodeGatewayAPITooOld), releases.FieldGatewayAPI)...)
+		Estimates(m, string(plan.CodeGatewayAPICRDsTooOld), releases.FieldGatewayAPI)...)
 }
 
 func channel(c string) string {
@@ -420,7 +420,7 @@ func checkCRDOwnership(s *mesh.Snapshot) []plan.Finding {
 		return nil
 	}
 	sort.Strings(unowned)
-	return []plan.Finding{{Code: plan.CodeCRDOwnershipLegacy, Severity: plan.Waivable,
+	return []plan.Finding{{Code: plan.CodeCRDOwnershipNeedsAdoption, Severity: plan.Waivable,
 		Object:  mesh.ObjectRef{Kind: "CustomResourceDefinition", Name: unowned[0]},
 		Message: fmt.Sprintf("%d Istio CRD(s) lack Helm ownership metadata (e.g. %s); upgrading %s fails with \"invalid ownership metadata\"", len(unowned), unowned[0], base.Name),
 		Remedy: fmt.Sprintf("kubectl label crd -l app.kubernetes.io/part-of=istio app.kubernetes.io/managed-by=Helm --overwrite; kubectl annotate crd -l app.kubernetes.io/part-of=istio meta.helm.sh/release-name=%s meta.helm.sh/release-namespace=%s --overwrite",
@@ -460,7 +460,7 @@ func checkHelmRecords(s *mesh.Snapshot) []plan.Finding {
 		sort.Strings(names)
 		sort.Slice(related, func(i, j int) bool { return related[i].Name < related[j].Name })
 		command := fmt.Sprintf("kubectl get secrets -n %s -l owner=helm -o yaml", ns)
-		out = append(out, plan.Finding{Code: plan.CodeHelmValuesUnknown, Severity: plan.Waivable,
+		out = append(out, plan.Finding{Code: plan.CodeHelmReleaseValuesUnknown, Severity: plan.Waivable,
 			Object:  mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Related: related,
 			Message: fmt.Sprintf("Helm release(s) %s in namespace %s were read from their objects' annotations, without Helm's release records: their values and revision are unknown offline, so their upgrades reuse whatever values they have (an image tag they pin, --set tag=..., stays on the old version under the new chart) and cannot roll back automatically, and a revision installed beside them cannot copy their values",
@@ -489,7 +489,7 @@ func checkKnownVersions(s *mesh.Snapshot, data *releases.Data) []plan.Finding {
 		// CheckRunning, not Check: a running version need not be one a plan may target (a chart
 		// repository index may no longer serve the patch a cluster runs).
 		if err := data.CheckRunning(v); err != nil && v.Pre == "" {
-			out = append(out, plan.Finding{Code: plan.CodeVersionNewerThanData, Severity: plan.Info, Object: ref,
+			out = append(out, plan.Finding{Code: plan.CodeVersionNewerThanReleaseData, Severity: plan.Info, Object: ref,
 				Message: fmt.Sprintf("%s runs %s, which the release data does not know: %s", ref, v, unknownWhy(err)),
 				Remedy:  "pass newer release data (releases.LoadFile) so support dates and ranges are right", RemedyOptions: []plan.RemedyOption{{Option: "releases.LoadFile"}}})
 		}

@@ -89,7 +89,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.NetworkPolicies = []mesh.NetworkPolicy{netpol("same-ns", nil, mesh.NetworkPolicyRule{PeerSelectors: 1})}
 				return s
 			},
-			code: plan.CodeNetworkPolicyBlocksProbes, want: []string{"Deployment store/web"}, sev: plan.Waivable,
+			code: plan.CodeNetworkPolicyBlocksAmbientProbes, want: []string{"Deployment store/web"}, sev: plan.Waivable,
 		},
 		{
 			name: "an ipBlock for 169.254.7.127 admits the probes",
@@ -98,7 +98,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.NetworkPolicies = []mesh.NetworkPolicy{netpol("same-ns", nil, mesh.NetworkPolicyRule{PeerSelectors: 1}, mesh.NetworkPolicyRule{IPBlocks: []string{"169.254.7.127/32"}})}
 				return s
 			},
-			code: plan.CodeNetworkPolicyBlocksProbes,
+			code: plan.CodeNetworkPolicyBlocksAmbientProbes,
 		},
 		{
 			name: "an ipBlock whose exception holds the probe address does not admit it",
@@ -107,7 +107,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.NetworkPolicies = []mesh.NetworkPolicy{netpol("all-but", nil, mesh.NetworkPolicyRule{IPBlocks: []string{"0.0.0.0/0 except 169.254.0.0/16"}})}
 				return s
 			},
-			code: plan.CodeNetworkPolicyBlocksProbes, want: []string{"Deployment store/web"}, sev: plan.Waivable,
+			code: plan.CodeNetworkPolicyBlocksAmbientProbes, want: []string{"Deployment store/web"}, sev: plan.Waivable,
 		},
 		{
 			name: "Cilium with cni-exclusive and BPF masquerading is refused, each setting once",
@@ -157,7 +157,7 @@ func TestEnvironmentRules(t *testing.T) {
 					{Env: "OPTIONAL", ConfigMap: "istio-cni-config", Key: "gone", Optional: true}}
 				return s
 			},
-			code: plan.CodeCNIEnvMissingKey, want: []string{"DaemonSet " + "istio-system/istio-cni-node"}, sev: plan.Blocking,
+			code: plan.CodeCNIEnvReferencesMissingKey, want: []string{"DaemonSet " + "istio-system/istio-cni-node"}, sev: plan.Blocking,
 		},
 		{
 			name: "GKE nodes with the plugin in /opt/cni/bin are refused",
@@ -167,7 +167,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.Nodes[0].KubeletVersion = "v1.33.4-gke.1245000"
 				return s
 			},
-			code: plan.CodeCNIBinDirWrong, want: []string{"DaemonSet istio-system/istio-cni-node"}, sev: plan.Blocking,
+			code: plan.CodeCNIBinDirWrongForPlatform, want: []string{"DaemonSet istio-system/istio-cni-node"}, sev: plan.Blocking,
 		},
 		{
 			name: "GKE nodes with the plugin in /home/kubernetes/bin are fine",
@@ -177,7 +177,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.Nodes[0].Labels = map[string]string{"cloud.google.com/gke-nodepool": "default-pool"}
 				return s
 			},
-			code: plan.CodeCNIBinDirWrong,
+			code: plan.CodeCNIBinDirWrongForPlatform,
 		},
 		{
 			name: "a waypoint of another namespace whose HBONE listener admits Same does not bind the namespace",
@@ -187,7 +187,7 @@ func TestEnvironmentRules(t *testing.T) {
 					Listeners: []mesh.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE"}}})
 				return s
 			},
-			code: plan.CodeWaypointNotAllowed, want: []string{"Namespace store"}, sev: plan.Waivable,
+			code: plan.CodeWaypointDoesNotAllowNamespace, want: []string{"Namespace store"}, sev: plan.Waivable,
 		},
 		{
 			name: "a waypoint whose HBONE listener admits All binds every namespace",
@@ -197,7 +197,7 @@ func TestEnvironmentRules(t *testing.T) {
 					Listeners: []mesh.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE", AllowedFrom: "All"}}})
 				return s
 			},
-			code: plan.CodeWaypointNotAllowed,
+			code: plan.CodeWaypointDoesNotAllowNamespace,
 		},
 		{
 			name: "a waypoint whose current status says Programmed=False is reported",
@@ -226,7 +226,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.Routes = []mesh.Route{{Kind: "HTTPRoute", Namespace: "store", Name: "split", Parents: []mesh.RouteParent{{Kind: "Service", Namespace: "store", Name: "web"}}}}
 				return s
 			},
-			code: plan.CodeRouteParentNoWaypoint, want: []string{"HTTPRoute store/split"}, sev: plan.Waivable,
+			code: plan.CodeRouteParentHasNoWaypoint, want: []string{"HTTPRoute store/split"}, sev: plan.Waivable,
 		},
 		{
 			name: "a route on a Service whose namespace names a waypoint is applied by it",
@@ -235,7 +235,7 @@ func TestEnvironmentRules(t *testing.T) {
 				s.Routes = []mesh.Route{{Kind: "HTTPRoute", Namespace: "store", Name: "split", Parents: []mesh.RouteParent{{Kind: "Service", Namespace: "store", Name: "web"}}}}
 				return s
 			},
-			code: plan.CodeRouteParentNoWaypoint,
+			code: plan.CodeRouteParentHasNoWaypoint,
 		},
 	}
 	for _, tt := range tests {

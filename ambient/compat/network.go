@@ -112,7 +112,7 @@ func NetworkPolicyFindings(s *mesh.Snapshot, namespace string, sev plan.Severity
 				names = append(names, p.Name)
 				refs = append(refs, p.Ref())
 			}
-			out = append(out, plan.Finding{Code: plan.CodeNetworkPolicyBlocksProbes, Severity: sev, Object: w.Ref(), Related: refs,
+			out = append(out, plan.Finding{Code: plan.CodeNetworkPolicyBlocksAmbientProbes, Severity: sev, Object: w.Ref(), Related: refs,
 				Message: fmt.Sprintf("%s is isolated for ingress by NetworkPolicy %s, which admits nothing from 169.254.7.127: in ambient istio-cni sends kubelet probes from that address, so its readiness and liveness probes fail",
 					w.Ref(), strings.Join(names, ", ")),
 				Remedy:  "admit the probe address in an ingress rule of a policy selecting these pods: from: [{ipBlock: {cidr: 169.254.7.127/32}}] (and fd16:9254:7127:1337:ffff:ffff:ffff:ffff/128 on IPv6)",

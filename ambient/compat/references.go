@@ -287,7 +287,7 @@ func checkTrustEntries(s *mesh.Snapshot) []plan.Finding {
 				if z.Account() != t {
 					continue
 				}
-				out = append(out, plan.Finding{Code: plan.CodeTrustEntryMalformed, Severity: plan.Blocking,
+				out = append(out, plan.Finding{Code: plan.CodeTrustEntryHasSpaces, Severity: plan.Blocking,
 					Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, Component: "istiod/" + r.Name,
 					Related: []mesh.ObjectRef{z.Ref()},
 					Message: fmt.Sprintf("istiod %q trusts %q, with spaces istiod does not trim, so it does not trust ztunnel %s, and refuses its certificate requests", r.Name, a, t),

@@ -35,7 +35,7 @@ func revisionRules(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 		ref := mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}
 		comp := "istiod/" + r.Name
 		if r.Version.IsZero() {
-			add(plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: ref, Component: comp,
+			add(plan.Finding{Code: plan.CodeComponentVersionUnknown, Severity: plan.Waivable, Object: ref, Component: comp,
 				Message: fmt.Sprintf("the version of revision %q cannot be read from image %q", r.Name, r.Image),
 				Remedy:  "use a released Istio image tag (e.g. 1.30.3 or 1.30.3-distroless), or waive if you know the version"})
 		} else {
@@ -52,7 +52,7 @@ func revisionRules(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	}
 	if len(minors) > 1 {
 		vs := s.ControlPlaneVersions()
-		add(plan.Finding{Code: plan.CodeControlPlaneMixed, Severity: plan.Info,
+		add(plan.Finding{Code: plan.CodeControlPlaneVersionsMixed, Severity: plan.Info,
 			Object:  mesh.ObjectRef{Kind: "Namespace", Name: s.Revisions[0].Namespace},
 			Message: fmt.Sprintf("istiod revisions run %s to %s; a canary upgrade is in progress or was left unfinished", vs[0], vs[len(vs)-1]),
 			Remedy:  "finish moving tags and remove the old revision once nothing refers to it"})
@@ -68,12 +68,12 @@ func revisionRules(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	for _, n := range s.Namespaces {
 		ref := mesh.ObjectRef{Kind: "Namespace", Name: n.Name}
 		if rev := n.Labels[mesh.LabelRev]; rev != "" && s.ResolveRevision(rev) == "" {
-			add(plan.Finding{Code: plan.CodeNamespaceRevMissing, Severity: plan.Waivable, Object: ref,
+			add(plan.Finding{Code: plan.CodeNamespaceRevisionMissing, Severity: plan.Waivable, Object: ref,
 				Message: fmt.Sprintf("namespace %q is labelled istio.io/rev=%s, which is neither a revision nor a tag; new pods there get no sidecar", n.Name, rev),
 				Remedy:  fmt.Sprintf("kubectl label namespace %s istio.io/rev=<revision or tag> --overwrite, or create tag %q", n.Name, rev)})
 		}
 		if n.Ambient() && (n.Labels[mesh.LabelRev] != "" || n.Labels[mesh.LabelInjection] == "enabled") {
-			add(plan.Finding{Code: plan.CodeNamespaceInjectionConflict, Severity: plan.Waivable, Object: ref,
+			add(plan.Finding{Code: plan.CodeNamespaceSidecarAndAmbient, Severity: plan.Waivable, Object: ref,
 				Message: fmt.Sprintf("namespace %q is labelled for ambient and for sidecar injection; new pods get sidecars and are then left out of ambient", n.Name),
 				Remedy:  fmt.Sprintf("remove the injection label: kubectl label namespace %s istio.io/rev- istio-injection-", n.Name)})
 		}
@@ -131,7 +131,7 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 	if t.Split() {
 		w, _ := t.WebhookPointsAt()
 		svc, _ := t.ServicePointsAt()
-		out = append(out, plan.Finding{Code: plan.CodeTagSplit, Severity: plan.Blocking, Object: t.WebhookRef(),
+		out = append(out, plan.Finding{Code: plan.CodeTagWebhookAndServiceDisagree, Severity: plan.Blocking, Object: t.WebhookRef(),
 			Related: []mesh.ObjectRef{t.ServiceRef()},
 			Message: fmt.Sprintf("tag %q is split: %s points at revision %q and %s at revision %q; istiod counts both, so both revisions claim the gateways and waypoints that follow the tag, while injection goes to %q",
 				t.Name, t.WebhookRef(), w, t.ServiceRef(), svc, w),
@@ -145,11 +145,11 @@ func checkDistance(r mesh.Revision, opts revisionOptions, ref mesh.ObjectRef, co
 	d := opts.Target.MinorsAhead(r.Version)
 	switch {
 	case opts.Target.Less(r.Version):
-		return []plan.Finding{{Code: plan.CodeTargetOlder, Severity: plan.Blocking, Object: ref, Component: comp,
+		return []plan.Finding{{Code: plan.CodeTargetOlderThanCurrent, Severity: plan.Blocking, Object: ref, Component: comp,
 			Message: fmt.Sprintf("target %s is older than revision %q (%s); downgrades are not planned", opts.Target, r.Name, r.Version),
 			Remedy:  "pick a target at or above the running version"}}
 	case opts.Target == r.Version:
-		return []plan.Finding{{Code: plan.CodeTargetSame, Severity: plan.Info, Object: ref, Component: comp,
+		return []plan.Finding{{Code: plan.CodeTargetEqualsCurrent, Severity: plan.Info, Object: ref, Component: comp,
 			Message: fmt.Sprintf("revision %q already runs %s", r.Name, r.Version)}}
 	case opts.InPlace && d > 1:
 		next := mesh.Version{Major: r.Version.Major, Minor: r.Version.Minor + 1}
@@ -158,7 +158,7 @@ func checkDistance(r mesh.Revision, opts revisionOptions, ref mesh.ObjectRef, co
 			Remedy:  fmt.Sprintf("upgrade to %s first, or use a revision (canary) upgrade", next.MinorString())}}
 	case !opts.InPlace && d > 2:
 		next := mesh.Version{Major: r.Version.Major, Minor: r.Version.Minor + 2}
-		return []plan.Finding{{Code: plan.CodeRevisionSkipsTooMany, Severity: plan.Blocking, Object: ref, Component: comp,
+		return []plan.Finding{{Code: plan.CodeRevisionUpgradeSkipsTooManyMinors, Severity: plan.Blocking, Object: ref, Component: comp,
 			Message: fmt.Sprintf("a revision upgrade of %q from %s to %s moves %d minors; at most two are supported", r.Name, r.Version, opts.Target, d),
 			Remedy:  fmt.Sprintf("upgrade to %s first", next.MinorString())}}
 	}
@@ -213,9 +213,9 @@ func checkSidecars(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 				var code plan.Code
 				switch d := cp.MinorsAhead(pv); {
 				case d < 0:
-					code = plan.CodeSidecarAhead
+					code = plan.CodeSidecarAheadOfControlPlane
 				case d > 1:
-					code = plan.CodeSidecarBehind
+					code = plan.CodeSidecarTooFarBehindControlPlane
 				default:
 					continue
 				}
@@ -234,7 +234,7 @@ func checkSidecars(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 	for k, a := range found {
 		f := plan.Finding{Code: k.code, Object: mesh.ObjectRef{Kind: "Namespace", Name: k.ns}, Component: "sidecars/" + k.ns}
 		names := summarize(a.workloads)
-		if k.code == plan.CodeSidecarAhead {
+		if k.code == plan.CodeSidecarAheadOfControlPlane {
 			f.Severity = plan.Blocking
 			f.Message = fmt.Sprintf("%d sidecar pod(s) in %q run proxies at %s, newer than their control plane at %s (%s)", a.pods, k.ns, a.proxy, a.cp, names)
 			f.Remedy = "upgrade the control plane they connect to first, or restart them onto a revision at least as new"
@@ -257,13 +257,13 @@ func checkGateways(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 		}
 		if g.Revision == "" {
 			sev := plan.Waivable
-			out = append(out, plan.Finding{Code: plan.CodeGatewayUnowned, Severity: sev, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+			out = append(out, plan.Finding{Code: plan.CodeGatewayNotOwned, Severity: sev, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
 				Message: fmt.Sprintf("no istiod revision owns %s %s/%s (label istio.io/rev=%q); it is not programmed", what, g.Namespace, g.Name, g.RevisionLabel),
 				Remedy:  "label it (or its namespace) istio.io/rev=<revision or tag>, or create a default tag"})
 			continue
 		}
 		if len(g.Owners) > 1 && g.Kind == mesh.GatewayKindAPI {
-			out = append(out, plan.Finding{Code: plan.CodeGatewayClaimedTwice, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+			out = append(out, plan.Finding{Code: plan.CodeGatewayClaimedBySeveralRevisions, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
 				Message: fmt.Sprintf("revisions %s all claim %s %s/%s (%s): each of their istiods deploys and programs it, and they overwrite each other",
 					strings.Join(g.Owners, ", "), what, g.Namespace, g.Name, claimReason(s, g)),
 				Remedy:  fmt.Sprintf("label it (or its namespace) istio.io/rev=<revision or tag> so that one revision claims it; a revision named default and a default tag, or a default tag without its webhook configuration beside a default revision, both answer for unlabelled objects: remove one (istioctl tag set default --revision <revision> renders both tag objects)"),
@@ -278,11 +278,11 @@ func checkGateways(s *mesh.Snapshot, opts revisionOptions) []plan.Finding {
 		for _, v := range g.Versions {
 			switch d := cp.MinorsAhead(v); {
 			case d < 0:
-				out = append(out, plan.Finding{Code: plan.CodeGatewayAhead, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+				out = append(out, plan.Finding{Code: plan.CodeGatewayAheadOfControlPlane, Severity: plan.Blocking, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
 					Message: fmt.Sprintf("%s %s/%s runs %s, newer than its control plane %q at %s", what, g.Namespace, g.Name, v, g.Revision, cp),
 					Remedy:  "move it to a revision at least as new, or upgrade that revision first"})
 			case d > 1:
-				out = append(out, plan.Finding{Code: plan.CodeGatewayBehind, Severity: plan.Waivable, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
+				out = append(out, plan.Finding{Code: plan.CodeGatewayTooFarBehindControlPlane, Severity: plan.Waivable, Object: g.Ref(), Component: what + "/" + g.Namespace + "/" + g.Name,
 					Message: fmt.Sprintf("%s %s/%s runs %s, more than one minor behind its control plane %q at %s", what, g.Namespace, g.Name, v, g.Revision, cp),
 					Remedy:  "restart or upgrade it so its proxy is within one minor"})
 			}

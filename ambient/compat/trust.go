@@ -65,19 +65,19 @@ func addedTrust(s *mesh.Snapshot, r mesh.Revision, z AddedZtunnel) []plan.Findin
 	switch {
 	case r.TrustedAccountsUnknown:
 		from, fix := valueFromSource(r, h, helm, value)
-		out = append(out, plan.Finding{Code: plan.CodeTrustListOverridden, Severity: plan.Blocking, Object: ref, Component: comp, Details: details,
+		out = append(out, plan.Finding{Code: plan.CodeIstiodTrustListFromValueFrom, Severity: plan.Blocking, Object: ref, Component: comp, Details: details,
 			Message: fmt.Sprintf("istiod %q (Deployment %s/%s) reads %s with valueFrom%s: the env value a plan writes is rendered before it and overridden (the kubelet keeps the last entry of a name), so istiod would go on refusing the certificate requests of ztunnel %s",
 				r.Name, r.Namespace, r.Deployment, envTrust, from, z.Account),
 			Remedy: fix})
 	case !helm && !slicesContains(r.TrustedZtunnelAccounts, z.Account):
-		out = append(out, plan.Finding{Code: plan.CodeTrustNotPlannable, Severity: plan.Blocking, Object: ref, Component: comp, Details: details,
+		out = append(out, plan.Finding{Code: plan.CodeIstiodTrustNotPlannable, Severity: plan.Blocking, Object: ref, Component: comp, Details: details,
 			Message: fmt.Sprintf("istiod %q (Deployment %s/%s) was not installed with Helm, so the plan cannot add ztunnel %s to its %s (trusts %v), and istiod would refuse that ztunnel's certificate requests",
 				r.Name, r.Namespace, r.Deployment, z.Account, envTrust, r.TrustedZtunnelAccounts),
 			Remedy: fmt.Sprintf("set %s=%s (every ztunnel account, comma-separated, no spaces) on Deployment %s/%s where its install is declared: istioctl or the IstioOperator, spec.values.pilot.env.%s; the Sail operator, the Istio resource's spec.values.pilot.env.%s; plain manifests, kubectl -n %s set env deployment/%s %s=%s. Then observe and plan again",
 				envTrust, value, r.Namespace, r.Deployment, envTrust, envTrust, r.Namespace, r.Deployment, envTrust, value)})
 	}
 	if !helm && z.Namespace != "" {
-		out = append(out, plan.Finding{Code: plan.CodeDiscoveryUnknown, Severity: plan.Waivable, Object: ref, Component: comp,
+		out = append(out, plan.Finding{Code: plan.CodeIstiodDiscoveryUnknown, Severity: plan.Waivable, Object: ref, Component: comp,
 			Details: map[string]string{"revision": r.Name, "namespace": z.Namespace},
 			Message: fmt.Sprintf("istiod %q (Deployment %s/%s) has no Helm values to read meshConfig.discoverySelectors from; if it sets them and they do not select namespace %s, istiod writes no istio-ca-root-cert there and the new ztunnel cannot start",
 				r.Name, r.Namespace, r.Deployment, z.Namespace),

@@ -85,7 +85,7 @@ func checkWaypointAllowed(s *mesh.Snapshot) []plan.Finding {
 		if allowed {
 			return
 		}
-		out = append(out, plan.Finding{Code: plan.CodeWaypointNotAllowed, Severity: plan.Waivable, Object: user, Related: []mesh.ObjectRef{g.Ref()},
+		out = append(out, plan.Finding{Code: plan.CodeWaypointDoesNotAllowNamespace, Severity: plan.Waivable, Object: user, Related: []mesh.ObjectRef{g.Ref()},
 			Message: fmt.Sprintf("%s uses waypoint %s/%s, whose HBONE listener admits routes from %s only: istiod does not bind it, so its traffic bypasses the waypoint and the L7 policies on it",
 				user, wns, name, fromWhat(from, wns)),
 			Remedy:  fmt.Sprintf("set allowedRoutes.namespaces.from: All (or a Selector matching %s) on the mesh listener (port 15008, HBONE) of Gateway %s/%s", userNS, wns, name),
@@ -174,7 +174,7 @@ func checkRouteParents(s *mesh.Snapshot) []plan.Finding {
 			if name, _ := useWaypoint(svc.Labels, ns.Labels, ns.Name); name != "" && name != "none" {
 				continue
 			}
-			out = append(out, plan.Finding{Code: plan.CodeRouteParentNoWaypoint, Severity: plan.Waivable, Object: r.Ref(), Related: []mesh.ObjectRef{svc.Ref()},
+			out = append(out, plan.Finding{Code: plan.CodeRouteParentHasNoWaypoint, Severity: plan.Waivable, Object: r.Ref(), Related: []mesh.ObjectRef{svc.Ref()},
 				Message: fmt.Sprintf("%s is attached to %s, which has no waypoint in ambient namespace %s: nothing applies the route, so its rules (splits, rewrites, retries) are ignored",
 					r.Ref(), svc.Ref(), ns.Name),
 				Remedy:  fmt.Sprintf("give %s a waypoint (label it or namespace %s istio.io/use-waypoint=<waypoint>), or delete the route", svc.Ref(), ns.Name),

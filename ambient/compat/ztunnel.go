@@ -40,7 +40,7 @@ func ztunnelRules(s *mesh.Snapshot, opts ztunnelOptions) []plan.Finding {
 				Remedy:  fmt.Sprintf("kubectl -n %s rollout status daemonset/%s", z.Namespace, z.Name)})
 		}
 		if (z.Name != "ztunnel" || z.ServiceAccount != "ztunnel") && !z.Version.IsZero() && z.Version.Less(ResourceNameFixed) {
-			add(plan.Finding{Code: plan.CodeZtunnelRenameUnsupported, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
+			add(plan.Finding{Code: plan.CodeZtunnelRenameNeedsNewerIstio, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s (service account %q) runs %s; the chart's resourceName works only from %s", z.Namespace, z.Name, z.ServiceAccount, z.Version, ResourceNameFixed),
 				Remedy:  "keep the default name ztunnel until the mesh runs 1.25.1 or newer"})
 		}
@@ -55,7 +55,7 @@ func ztunnelRules(s *mesh.Snapshot, opts ztunnelOptions) []plan.Finding {
 func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts ztunnelOptions) []plan.Finding {
 	var out []plan.Finding
 	if z.Version.IsZero() {
-		return append(out, plan.Finding{Code: plan.CodeVersionUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
+		return append(out, plan.Finding{Code: plan.CodeComponentVersionUnknown, Severity: plan.Waivable, Object: z.Ref(), Component: z.Component(),
 			Message: fmt.Sprintf("the version of ztunnel %s/%s cannot be read from image %q", z.Namespace, z.Name, z.Image),
 			Remedy:  "use a released Istio image tag, or waive if you know the version"})
 	}
@@ -76,18 +76,18 @@ func checkVersion(s *mesh.Snapshot, z mesh.Ztunnel, opts ztunnelOptions) []plan.
 		}
 		switch d := r.Version.MinorsAhead(z.Version); {
 		case d < 0:
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelAhead, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelAheadOfControlPlane, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s runs %s, newer than istiod %q (%s) it connects to; ztunnel 1.x needs control plane 1.x or 1.x+1", z.Namespace, z.Name, z.Version, r.Name, r.Version),
 				Remedy:  fmt.Sprintf("point ztunnel at a revision running %s or newer, or roll ztunnel back to %s", z.Version.MinorString(), r.Version.MinorString())})
 		case d > 1:
-			out = append(out, plan.Finding{Code: plan.CodeZtunnelBehind, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
+			out = append(out, plan.Finding{Code: plan.CodeZtunnelTooFarBehindControlPlane, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 				Message: fmt.Sprintf("ztunnel %s/%s runs %s, %d minors behind istiod %q (%s)", z.Namespace, z.Name, z.Version, d, r.Name, r.Version),
 				Remedy:  "upgrade ztunnel (node by node or blue-green) before anything else"})
 		}
 	}
 	if !opts.Target.IsZero() && opts.Target.MinorsAhead(z.Version) > 1 {
 		via := mesh.Version{Major: z.Version.Major, Minor: z.Version.Minor + 1}
-		out = append(out, plan.Finding{Code: plan.CodeDataPlaneWouldLag, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
+		out = append(out, plan.Finding{Code: plan.CodeDataPlaneWouldLagTarget, Severity: plan.Blocking, Object: z.Ref(), Component: z.Component(),
 			Message: fmt.Sprintf("moving the control plane to %s would leave ztunnel %s/%s (%s) %d minors behind", opts.Target, z.Namespace, z.Name, z.Version, opts.Target.MinorsAhead(z.Version)),
 			Remedy:  fmt.Sprintf("chain the upgrade through %s (control plane, CNI and ztunnel complete at each hop)", via.MinorString())})
 	}
@@ -156,7 +156,7 @@ func checkTrust(s *mesh.Snapshot) []plan.Finding {
 		}
 		ref := mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}
 		if r.TrustedAccountsUnknown {
-			out = append(out, plan.Finding{Code: plan.CodeTrustedAccountsUnknown, Severity: plan.Waivable, Object: ref, Component: "istiod/" + r.Name,
+			out = append(out, plan.Finding{Code: plan.CodeTrustedAccountsUnreadable, Severity: plan.Waivable, Object: ref, Component: "istiod/" + r.Name,
 				Message: fmt.Sprintf("istiod %q reads CA_TRUSTED_NODE_ACCOUNTS from a ConfigMap or Secret; which ztunnels it trusts cannot be checked", r.Name),
 				Remedy:  "set the list through the istiod chart (value env.CA_TRUSTED_NODE_ACCOUNTS: every ztunnel account, comma-separated, no spaces) or waive after checking it by hand"})
 			continue
@@ -184,7 +184,7 @@ func checkTrust(s *mesh.Snapshot) []plan.Finding {
 		}
 		for _, a := range r.TrustedZtunnelAccounts {
 			if !running[a] {
-				out = append(out, plan.Finding{Code: plan.CodeTrustedAccountStale, Severity: plan.Info, Object: ref, Component: "istiod/" + r.Name,
+				out = append(out, plan.Finding{Code: plan.CodeTrustedAccountWithoutZtunnel, Severity: plan.Info, Object: ref, Component: "istiod/" + r.Name,
 					Message: fmt.Sprintf("istiod %q trusts %q, but no ztunnel DaemonSet runs as it", r.Name, a),
 					Remedy:  "remove it from the trust list once no ztunnel of that name will run again"})
 			}
@@ -307,7 +307,7 @@ func checkZtunnelNodes(s *mesh.Snapshot) []plan.Finding {
 			}
 		}
 		if !ready {
-			out = append(out, plan.Finding{Code: plan.CodeAmbientNodeNoZtunnel, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n.Name}, Component: "node/" + n.Name,
+			out = append(out, plan.Finding{Code: plan.CodeAmbientNodeWithoutReadyZtunnel, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n.Name}, Component: "node/" + n.Name,
 				Message: fmt.Sprintf("node %s runs %d ambient workload(s) without a ready ztunnel pod; their traffic is blocked", n.Name, ambient[n.Name]),
 				Remedy:  "fix the ztunnel pod on that node (node selector, tolerations, resources) before upgrading"})
 		}
@@ -343,7 +343,7 @@ func checkPlacement(s *mesh.Snapshot) []plan.Finding {
 	}
 	sort.Strings(nodes)
 	for _, n := range nodes {
-		out = append(out, plan.Finding{Code: plan.CodeZtunnelTwoOnNode, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n}, Component: "node/" + n,
+		out = append(out, plan.Finding{Code: plan.CodeZtunnelTwoOnOneNode, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Node", Name: n}, Component: "node/" + n,
 			Message: fmt.Sprintf("node %s runs pods of %d ztunnels (%s); istio-cni hands each new pod to the newest, so the node's traffic is split between them", n, len(on[n]), strings.Join(on[n], ", ")),
 			Remedy:  "keep one ztunnel per node: give each a node affinity on a colour label (BlueGreenZtunnel does), then delete the extra pod"})
 	}

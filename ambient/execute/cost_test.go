@@ -190,7 +190,7 @@ func TestNodeByNodeRequestsPerNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion(toV), Today: t0,
-		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 5}, Waive: []plan.Code{plan.CodeNamespaceInjectionConflict}})
+		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 5}, Waive: []plan.Code{plan.CodeNamespaceSidecarAndAmbient}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestReplaceAfterDrainNeverDeletesAReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion(toV), Today: t0,
-		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 5}, Waive: []plan.Code{plan.CodeNamespaceInjectionConflict}})
+		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 5}, Waive: []plan.Code{plan.CodeNamespaceSidecarAndAmbient}})
 	if err != nil {
 		t.Fatal(err)
 	}

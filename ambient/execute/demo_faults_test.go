@@ -52,7 +52,7 @@ func demoPlan(t *testing.T, w *world) *plan.Plan {
 		t.Fatal(err)
 	}
 	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion(toV), Today: t0,
-		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 3}, Waive: []plan.Code{plan.CodeNamespaceInjectionConflict}})
+		Ztunnel: ambient.ZtunnelNodeByNode{BatchSize: 3}, Waive: []plan.Code{plan.CodeNamespaceSidecarAndAmbient}})
 	if err != nil {
 		t.Fatalf("PlanUpgrade of the demo world: %v", err)
 	}

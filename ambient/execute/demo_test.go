@@ -29,7 +29,7 @@ func TestTheDemoUpgradePlanDryRunsAgainstALiveObservationOfTheDemoCluster(t *tes
 		t.Fatalf("observe the fake demo cluster: %v", err)
 	}
 	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: mesh.MustParseVersion(toV),
-		Waive: []plan.Code{plan.CodeNamespaceInjectionConflict, plan.CodePDBBlocksDrain}})
+		Waive: []plan.Code{plan.CodeNamespaceSidecarAndAmbient, plan.CodePDBBlocksDrain}})
 	if err != nil {
 		t.Fatalf("PlanUpgrade: %v", err)
 	}

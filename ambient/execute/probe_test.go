@@ -21,7 +21,7 @@ func TestMeshProbe(t *testing.T) {
 		says    plan.Code
 	}{
 		{"a healthy mesh is healthy", nil, true, ""},
-		{"an ambient node without a ready ztunnel is unhealthy", func(s *mesh.Snapshot) { s.Ztunnels[0].Pods[0].Ready = false }, false, plan.CodeAmbientNodeNoZtunnel},
+		{"an ambient node without a ready ztunnel is unhealthy", func(s *mesh.Snapshot) { s.Ztunnels[0].Pods[0].Ready = false }, false, plan.CodeAmbientNodeWithoutReadyZtunnel},
 		{"an istiod with no ready replica is unhealthy", func(s *mesh.Snapshot) { s.Revisions[0].ReadyReplicas = 0 }, false, plan.CodeIstiodNotReady},
 		{"a waivable problem does not fail the gate", func(s *mesh.Snapshot) { s.Namespaces[0].Labels = map[string]string{mesh.LabelRev: "gone"} }, true, ""},
 	}

@@ -271,7 +271,7 @@ func TestAHandEditedInvalidPlanIsRefusedBeforeAnyCall(t *testing.T) {
 			edit: func(p *plan.Plan) { p.Steps[len(p.Steps)-2].Blocked = "revision 1-30-3 is still referred to" }},
 		{name: "an unwaived blocking finding stops the plan", want: execute.ErrStepBlocked, says: "CNI_AHEAD_OF_CONTROL_PLANE",
 			edit: func(p *plan.Plan) {
-				p.Findings = append(p.Findings, plan.Finding{Code: plan.CodeCNIAhead, Severity: plan.Blocking, Message: "cni ahead"})
+				p.Findings = append(p.Findings, plan.Finding{Code: plan.CodeCNIAheadOfControlPlane, Severity: plan.Blocking, Message: "cni ahead"})
 			}},
 	}
 	for _, tc := range cases {

@@ -73,12 +73,12 @@ func TestInferredCRDsAreNotReportedAsLackingHelmOwnership(t *testing.T) {
 			}
 			got := false
 			for _, f := range c.Findings {
-				if f.Code == plan.CodeCRDOwnershipLegacy {
+				if f.Code == plan.CodeCRDOwnershipNeedsAdoption {
 					got = true
 				}
 			}
 			if got != tt.want {
-				t.Errorf("%s reported = %v, want %v (findings %v)", plan.CodeCRDOwnershipLegacy, got, tt.want, c.Findings)
+				t.Errorf("%s reported = %v, want %v (findings %v)", plan.CodeCRDOwnershipNeedsAdoption, got, tt.want, c.Findings)
 			}
 		})
 	}

@@ -8,238 +8,238 @@ import (
 // Finding codes. They are stable: tests, callers and waivers use them; messages may improve.
 const (
 	// Input and release data.
-	CodeTargetUnknown        Code = "TARGET_NOT_IN_RELEASE_DATA"
-	CodeTargetOlder          Code = "TARGET_OLDER_THAN_CURRENT"
-	CodeTargetSame           Code = "TARGET_EQUALS_CURRENT"
-	CodeVersionUnknown       Code = "COMPONENT_VERSION_UNKNOWN"
-	CodeVersionNewerThanData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
+	CodeTargetNotInReleaseData      Code = "TARGET_NOT_IN_RELEASE_DATA"
+	CodeTargetOlderThanCurrent      Code = "TARGET_OLDER_THAN_CURRENT"
+	CodeTargetEqualsCurrent         Code = "TARGET_EQUALS_CURRENT"
+	CodeComponentVersionUnknown     Code = "COMPONENT_VERSION_UNKNOWN"
+	CodeVersionNewerThanReleaseData Code = "VERSION_NEWER_THAN_RELEASE_DATA"
 	// CodeReleaseDataEstimated details: minor, field (a releases.Field), source (where the estimate
 	// came from), decided (the code of the finding it decided, or the hop). Object is
 	// ReleaseData <minor>/<field>.
 	CodeReleaseDataEstimated Code = "RELEASE_DATA_ESTIMATED"
 
 	// Control plane.
-	CodeIstiodMissing        Code = "ISTIOD_MISSING"
-	CodeIstiodNotReady       Code = "ISTIOD_NOT_READY"
-	CodeControlPlaneMixed    Code = "CONTROL_PLANE_VERSIONS_MIXED"
-	CodeInPlaceSkipsMinor    Code = "IN_PLACE_SKIPS_MINOR"
-	CodeRevisionSkipsTooMany Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
+	CodeIstiodMissing                     Code = "ISTIOD_MISSING"
+	CodeIstiodNotReady                    Code = "ISTIOD_NOT_READY"
+	CodeControlPlaneVersionsMixed         Code = "CONTROL_PLANE_VERSIONS_MIXED"
+	CodeInPlaceSkipsMinor                 Code = "IN_PLACE_SKIPS_MINOR"
+	CodeRevisionUpgradeSkipsTooManyMinors Code = "REVISION_UPGRADE_SKIPS_TOO_MANY_MINORS"
 	// CodeTagRevisionMissing details: tag, revision. Object is the tag object naming the revision,
 	// Related everything that follows the tag (revision.Followers).
 	CodeTagRevisionMissing Code = "TAG_REVISION_MISSING"
-	// CodeTagSplit details: tag, webhookRevision, serviceRevision. Object is the webhook
+	// CodeTagWebhookAndServiceDisagree details: tag, webhookRevision, serviceRevision. Object is the webhook
 	// configuration, Related the Service.
-	CodeTagSplit               Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
-	CodeNamespaceRevMissing    Code = "NAMESPACE_REVISION_MISSING"
-	CodeDefaultRevisionMissing Code = "DEFAULT_REVISION_MISSING"
-	CodeGatewayUnowned         Code = "GATEWAY_NOT_OWNED"
-	// CodeGatewayClaimedTwice details: owners (comma-separated revisions).
-	CodeGatewayClaimedTwice        Code = "GATEWAY_CLAIMED_BY_SEVERAL_REVISIONS"
-	CodeNamespaceInjectionConflict Code = "NAMESPACE_SIDECAR_AND_AMBIENT"
+	CodeTagWebhookAndServiceDisagree Code = "TAG_WEBHOOK_AND_SERVICE_DISAGREE"
+	CodeNamespaceRevisionMissing     Code = "NAMESPACE_REVISION_MISSING"
+	CodeDefaultRevisionMissing       Code = "DEFAULT_REVISION_MISSING"
+	CodeGatewayNotOwned              Code = "GATEWAY_NOT_OWNED"
+	// CodeGatewayClaimedBySeveralRevisions details: owners (comma-separated revisions).
+	CodeGatewayClaimedBySeveralRevisions Code = "GATEWAY_CLAIMED_BY_SEVERAL_REVISIONS"
+	CodeNamespaceSidecarAndAmbient       Code = "NAMESPACE_SIDECAR_AND_AMBIENT"
 
 	// Data plane against control plane.
-	CodeSidecarAhead      Code = "SIDECAR_AHEAD_OF_CONTROL_PLANE"
-	CodeSidecarBehind     Code = "SIDECAR_TOO_FAR_BEHIND_CONTROL_PLANE"
-	CodeGatewayAhead      Code = "GATEWAY_AHEAD_OF_CONTROL_PLANE"
-	CodeGatewayBehind     Code = "GATEWAY_TOO_FAR_BEHIND_CONTROL_PLANE"
-	CodeCNIAhead          Code = "CNI_AHEAD_OF_CONTROL_PLANE"
-	CodeCNIBehind         Code = "CNI_TOO_FAR_BEHIND_CONTROL_PLANE"
-	CodeZtunnelAhead      Code = "ZTUNNEL_AHEAD_OF_CONTROL_PLANE"
-	CodeZtunnelBehind     Code = "ZTUNNEL_TOO_FAR_BEHIND_CONTROL_PLANE"
-	CodeDataPlaneWouldLag Code = "DATA_PLANE_WOULD_LAG_TARGET"
+	CodeSidecarAheadOfControlPlane      Code = "SIDECAR_AHEAD_OF_CONTROL_PLANE"
+	CodeSidecarTooFarBehindControlPlane Code = "SIDECAR_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeGatewayAheadOfControlPlane      Code = "GATEWAY_AHEAD_OF_CONTROL_PLANE"
+	CodeGatewayTooFarBehindControlPlane Code = "GATEWAY_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeCNIAheadOfControlPlane          Code = "CNI_AHEAD_OF_CONTROL_PLANE"
+	CodeCNITooFarBehindControlPlane     Code = "CNI_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeZtunnelAheadOfControlPlane      Code = "ZTUNNEL_AHEAD_OF_CONTROL_PLANE"
+	CodeZtunnelTooFarBehindControlPlane Code = "ZTUNNEL_TOO_FAR_BEHIND_CONTROL_PLANE"
+	CodeDataPlaneWouldLagTarget         Code = "DATA_PLANE_WOULD_LAG_TARGET"
 
 	// CNI.
-	CodeCNIMissing           Code = "CNI_MISSING"
-	CodeCNIRolloutIncomplete Code = "CNI_ROLLOUT_INCOMPLETE"
-	CodeCNIAmbientDisabled   Code = "CNI_AMBIENT_DISABLED"
-	CodeNodeCNINotReady      Code = "NODE_TAINTED_CNI_NOT_READY"
-	CodeNodeWithoutCNI       Code = "NODE_WITHOUT_CNI"
+	CodeCNIMissing             Code = "CNI_MISSING"
+	CodeCNIRolloutIncomplete   Code = "CNI_ROLLOUT_INCOMPLETE"
+	CodeCNIAmbientDisabled     Code = "CNI_AMBIENT_DISABLED"
+	CodeNodeTaintedCNINotReady Code = "NODE_TAINTED_CNI_NOT_READY"
+	CodeNodeWithoutCNI         Code = "NODE_WITHOUT_CNI"
 
 	// ztunnel.
 	CodeZtunnelMissing         Code = "ZTUNNEL_MISSING"
 	CodeZtunnelSelectorOverlap Code = "ZTUNNEL_SELECTOR_OVERLAP"
 	// CodeZtunnelNotTrusted details: revision, account (the untrusted one), trustList (the whole
 	// comma-separated list the remedy sets).
-	CodeZtunnelNotTrusted          Code = "ZTUNNEL_NOT_TRUSTED"
-	CodeTrustedAccountStale        Code = "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"
-	CodeTrustedAccountsUnknown     Code = "TRUSTED_ACCOUNTS_UNREADABLE"
-	CodeZtunnelRolloutIncomplete   Code = "ZTUNNEL_ROLLOUT_INCOMPLETE"
-	CodeAmbientNodeNoZtunnel       Code = "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL"
-	CodeZtunnelControlPlaneUnknown Code = "ZTUNNEL_CONTROL_PLANE_UNKNOWN"
-	CodeZtunnelRenameUnsupported   Code = "ZTUNNEL_RENAME_NEEDS_NEWER_ISTIO"
-	// CodeZtunnelUpgradeRenames details: daemonSet, newDaemonSet, serviceAccount, newServiceAccount,
+	CodeZtunnelNotTrusted              Code = "ZTUNNEL_NOT_TRUSTED"
+	CodeTrustedAccountWithoutZtunnel   Code = "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"
+	CodeTrustedAccountsUnreadable      Code = "TRUSTED_ACCOUNTS_UNREADABLE"
+	CodeZtunnelRolloutIncomplete       Code = "ZTUNNEL_ROLLOUT_INCOMPLETE"
+	CodeAmbientNodeWithoutReadyZtunnel Code = "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL"
+	CodeZtunnelControlPlaneUnknown     Code = "ZTUNNEL_CONTROL_PLANE_UNKNOWN"
+	CodeZtunnelRenameNeedsNewerIstio   Code = "ZTUNNEL_RENAME_NEEDS_NEWER_ISTIO"
+	// CodeZtunnelUpgradeRenamesDaemonSet details: daemonSet, newDaemonSet, serviceAccount, newServiceAccount,
 	// chartVersion, resourceName (the value the upgrade passes, "" when none).
-	CodeZtunnelUpgradeRenames    Code = "ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"
-	CodeAmbientPodsNotRedirected Code = "AMBIENT_PODS_NOT_REDIRECTED"
+	CodeZtunnelUpgradeRenamesDaemonSet Code = "ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"
+	CodeAmbientPodsNotRedirected       Code = "AMBIENT_PODS_NOT_REDIRECTED"
 
 	// Kubernetes, support and CRDs.
-	CodeKubernetesUnsupported        Code = "KUBERNETES_UNSUPPORTED_BY_TARGET"
-	CodeKubernetesTestedOnly         Code = "KUBERNETES_ONLY_TESTED_BY_TARGET"
-	CodeKubernetesTooOld             Code = "KUBERNETES_BELOW_TARGET_MINIMUM"
-	CodeKubernetesCurrentUnsupported Code = "KUBERNETES_UNSUPPORTED_BY_CURRENT"
-	CodeKubernetesVersionUnknown     Code = "KUBERNETES_VERSION_UNKNOWN"
-	CodeSourceEndOfLife              Code = "SOURCE_END_OF_LIFE"
-	CodeTargetEndOfLife              Code = "TARGET_END_OF_LIFE"
-	CodeEndOfLifeNotChecked          Code = "END_OF_LIFE_NOT_CHECKED"
+	CodeKubernetesUnsupportedByTarget  Code = "KUBERNETES_UNSUPPORTED_BY_TARGET"
+	CodeKubernetesOnlyTestedByTarget   Code = "KUBERNETES_ONLY_TESTED_BY_TARGET"
+	CodeKubernetesBelowTargetMinimum   Code = "KUBERNETES_BELOW_TARGET_MINIMUM"
+	CodeKubernetesUnsupportedByCurrent Code = "KUBERNETES_UNSUPPORTED_BY_CURRENT"
+	CodeKubernetesVersionUnknown       Code = "KUBERNETES_VERSION_UNKNOWN"
+	CodeSourceEndOfLife                Code = "SOURCE_END_OF_LIFE"
+	CodeTargetEndOfLife                Code = "TARGET_END_OF_LIFE"
+	CodeEndOfLifeNotChecked            Code = "END_OF_LIFE_NOT_CHECKED"
 	// CodeEndOfLifeUnknown details: minor, of ("running" or "target").
-	CodeEndOfLifeUnknown   Code = "END_OF_LIFE_UNKNOWN"
-	CodeGatewayAPIMissing  Code = "GATEWAY_API_CRDS_MISSING"
-	CodeGatewayAPITooOld   Code = "GATEWAY_API_CRDS_TOO_OLD"
-	CodeCRDOwnershipLegacy Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
+	CodeEndOfLifeUnknown          Code = "END_OF_LIFE_UNKNOWN"
+	CodeGatewayAPICRDsMissing     Code = "GATEWAY_API_CRDS_MISSING"
+	CodeGatewayAPICRDsTooOld      Code = "GATEWAY_API_CRDS_TOO_OLD"
+	CodeCRDOwnershipNeedsAdoption Code = "CRD_OWNERSHIP_NEEDS_ADOPTION"
 
 	// Upgrade planning.
 	// CodePDBBlocksDrain details: nodes (how many drains it holds), covers (the workloads it covers,
 	// comma-separated). Object is the budget, Related the nodes: one finding per budget.
-	CodePDBBlocksDrain        Code = "PDB_BLOCKS_DRAIN"
-	CodeUnmanagedPodOnNode    Code = "UNMANAGED_POD_BLOCKS_DRAIN"
-	CodeSettingDefaultChanges Code = "SETTING_DEFAULT_CHANGES"
-	CodeHelmReleaseMissing    Code = "HELM_RELEASE_MISSING"
-	// CodeHelmValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
+	CodePDBBlocksDrain          Code = "PDB_BLOCKS_DRAIN"
+	CodeUnmanagedPodBlocksDrain Code = "UNMANAGED_POD_BLOCKS_DRAIN"
+	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"
+	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
+	// CodeHelmReleaseValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
 	// command that saves their records). Object is the release namespace, Related the releases.
-	CodeHelmValuesUnknown       Code = "HELM_RELEASE_VALUES_UNKNOWN"
-	CodeZtunnelRevisionSwitch   Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
-	CodeUpgradeChained          Code = "UPGRADE_CHAINED"
-	CodeRevisionStillReferenced Code = "OLD_REVISION_STILL_REFERENCED"
-	CodeTagOwnedByOldRelease    Code = "TAG_OWNED_BY_OLD_RELEASE"
-	CodeConnectionsReset        Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
+	CodeHelmReleaseValuesUnknown            Code = "HELM_RELEASE_VALUES_UNKNOWN"
+	CodeZtunnelRevisionSwitchRestarts       Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
+	CodeUpgradeChained                      Code = "UPGRADE_CHAINED"
+	CodeOldRevisionStillReferenced          Code = "OLD_REVISION_STILL_REFERENCED"
+	CodeTagOwnedByOldRelease                Code = "TAG_OWNED_BY_OLD_RELEASE"
+	CodeZtunnelReplacementResetsConnections Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
 
 	// Namespace migration.
-	CodeMigrationNamespaceMissing    Code = "MIGRATION_NAMESPACE_NOT_FOUND"
-	CodeMigrationNotInMesh           Code = "MIGRATION_NAMESPACE_NOT_IN_MESH"
-	CodeMigrationAlreadyAmbient      Code = "MIGRATION_NAMESPACE_ALREADY_AMBIENT"
-	CodeMigrationPartlyAmbient       Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
-	CodeMigrationPodSelectsInjection Code = "MIGRATION_POD_LABEL_SELECTS_INJECTION"
-	CodeMigrationNotRestartable      Code = "MIGRATION_WORKLOAD_NOT_RESTARTABLE"
-	CodeMigrationInjectedByDefault   Code = "MIGRATION_NAMESPACES_INJECTED_BY_DEFAULT"
-	CodeMigrationGatewayOwnerChanges Code = "MIGRATION_GATEWAY_REVISION_CHANGES"
-	CodeMigrationGatewayNamespace    Code = "MIGRATION_NAMESPACE_RUNS_ONLY_GATEWAYS"
-	CodeRouteHostUnresolved          Code = "ROUTE_HOST_NOT_RESOLVED"
-	CodeEnforcementMovesPastCallers  Code = "ENFORCEMENT_MOVES_PAST_CALLERS"
-	CodeIstiodAmbientDisabled        Code = "ISTIOD_AMBIENT_DISABLED"
-	CodePeerAuthenticationDisable    Code = "PEER_AUTHENTICATION_DISABLE"
-	CodePolicySpecInvalid            Code = "POLICY_SPEC_INVALID"
-	CodeAuthzBecomesDenyAll          Code = "AUTHZ_POLICY_BECOMES_DENY_ALL"
-	CodeAuthzLosesL7Rules            Code = "AUTHZ_POLICY_LOSES_L7_RULES"
-	CodeAuthzDeniesMore              Code = "AUTHZ_POLICY_DENIES_MORE"
-	CodeAuthzAllowsMore              Code = "AUTHZ_POLICY_ALLOWS_MORE"
-	CodeAuthzNoEffect                Code = "AUTHZ_POLICY_HAS_NO_EFFECT"
-	CodeAuthzDryRunIgnored           Code = "AUTHZ_DRY_RUN_IGNORED"
-	CodeAuthzCallersSeeWaypoint      Code = "AUTHZ_CALLER_RULES_SEE_WAYPOINT"
-	CodePolicyNotEnforced            Code = "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT"
-	CodePolicyNotAcceptedByWaypoint  Code = "POLICY_NOT_ACCEPTED_BY_WAYPOINT"
-	CodeVirtualServiceNeedsHTTPRoute Code = "VIRTUAL_SERVICE_NEEDS_HTTPROUTE"
-	CodeRouteNoGatewayAPIEquivalent  Code = "ROUTE_HAS_NO_GATEWAY_API_EQUIVALENT"
-	CodeDestinationRuleNeedsWaypoint Code = "DESTINATION_RULE_NEEDS_WAYPOINT"
-	CodeWaypointMissing              Code = "WAYPOINT_NEEDED_BUT_MISSING"
-	CodeWaypointNotReady             Code = "WAYPOINT_NOT_READY"
-	CodeTelemetryHTTPMetricsLost     Code = "TELEMETRY_HTTP_METRICS_LOST"
-	CodeTelemetryReporterChanges     Code = "TELEMETRY_REPORTER_CHANGES"
-	CodeTelemetryMayDepend           Code = "TELEMETRY_MAY_DEPEND_ON_NAMESPACE"
-	CodeTelemetryMergedMetrics       Code = "TELEMETRY_SCRAPES_MERGED_METRICS"
-	CodeTelemetryCountsSpans         Code = "TELEMETRY_COUNTS_SPANS"
+	CodeMigrationNamespaceNotFound           Code = "MIGRATION_NAMESPACE_NOT_FOUND"
+	CodeMigrationNamespaceNotInMesh          Code = "MIGRATION_NAMESPACE_NOT_IN_MESH"
+	CodeMigrationNamespaceAlreadyAmbient     Code = "MIGRATION_NAMESPACE_ALREADY_AMBIENT"
+	CodeMigrationNamespacePartlyAmbient      Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
+	CodeMigrationPodLabelSelectsInjection    Code = "MIGRATION_POD_LABEL_SELECTS_INJECTION"
+	CodeMigrationWorkloadNotRestartable      Code = "MIGRATION_WORKLOAD_NOT_RESTARTABLE"
+	CodeMigrationNamespacesInjectedByDefault Code = "MIGRATION_NAMESPACES_INJECTED_BY_DEFAULT"
+	CodeMigrationGatewayRevisionChanges      Code = "MIGRATION_GATEWAY_REVISION_CHANGES"
+	CodeMigrationNamespaceRunsOnlyGateways   Code = "MIGRATION_NAMESPACE_RUNS_ONLY_GATEWAYS"
+	CodeRouteHostNotResolved                 Code = "ROUTE_HOST_NOT_RESOLVED"
+	CodeEnforcementMovesPastCallers          Code = "ENFORCEMENT_MOVES_PAST_CALLERS"
+	CodeIstiodAmbientDisabled                Code = "ISTIOD_AMBIENT_DISABLED"
+	CodePeerAuthenticationDisable            Code = "PEER_AUTHENTICATION_DISABLE"
+	CodePolicySpecInvalid                    Code = "POLICY_SPEC_INVALID"
+	CodeAuthzPolicyBecomesDenyAll            Code = "AUTHZ_POLICY_BECOMES_DENY_ALL"
+	CodeAuthzPolicyLosesL7Rules              Code = "AUTHZ_POLICY_LOSES_L7_RULES"
+	CodeAuthzPolicyDeniesMore                Code = "AUTHZ_POLICY_DENIES_MORE"
+	CodeAuthzPolicyAllowsMore                Code = "AUTHZ_POLICY_ALLOWS_MORE"
+	CodeAuthzPolicyHasNoEffect               Code = "AUTHZ_POLICY_HAS_NO_EFFECT"
+	CodeAuthzDryRunIgnored                   Code = "AUTHZ_DRY_RUN_IGNORED"
+	CodeAuthzCallerRulesSeeWaypoint          Code = "AUTHZ_CALLER_RULES_SEE_WAYPOINT"
+	CodePolicyNotEnforcedWithoutWaypoint     Code = "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT"
+	CodePolicyNotAcceptedByWaypoint          Code = "POLICY_NOT_ACCEPTED_BY_WAYPOINT"
+	CodeVirtualServiceNeedsHTTPRoute         Code = "VIRTUAL_SERVICE_NEEDS_HTTPROUTE"
+	CodeRouteHasNoGatewayAPIEquivalent       Code = "ROUTE_HAS_NO_GATEWAY_API_EQUIVALENT"
+	CodeDestinationRuleNeedsWaypoint         Code = "DESTINATION_RULE_NEEDS_WAYPOINT"
+	CodeWaypointNeededButMissing             Code = "WAYPOINT_NEEDED_BUT_MISSING"
+	CodeWaypointNotReady                     Code = "WAYPOINT_NOT_READY"
+	CodeTelemetryHTTPMetricsLost             Code = "TELEMETRY_HTTP_METRICS_LOST"
+	CodeTelemetryReporterChanges             Code = "TELEMETRY_REPORTER_CHANGES"
+	CodeTelemetryMayDependOnNamespace        Code = "TELEMETRY_MAY_DEPEND_ON_NAMESPACE"
+	CodeTelemetryScrapesMergedMetrics        Code = "TELEMETRY_SCRAPES_MERGED_METRICS"
+	CodeTelemetryCountsSpans                 Code = "TELEMETRY_COUNTS_SPANS"
 )
 
 // codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
 var codeHelp = map[Code]string{
-	CodeTargetUnknown:                "the target version is not in the release data",
-	CodeTargetOlder:                  "the target is older than the running control plane; downgrades are not planned",
-	CodeTargetSame:                   "the control plane already runs the target",
-	CodeVersionUnknown:               "a component's version could not be read from its image",
-	CodeVersionNewerThanData:         "a running version is newer than the release data knows",
-	CodeReleaseDataEstimated:         "an estimated value of the release data decided a finding or the patch of an upgrade hop",
-	CodeIstiodMissing:                "no istiod Deployment was found",
-	CodeIstiodNotReady:               "an istiod revision has unready replicas",
-	CodeControlPlaneMixed:            "istiod revisions run different minors",
-	CodeInPlaceSkipsMinor:            "an in-place upgrade may move one minor at a time",
-	CodeRevisionSkipsTooMany:         "a revision (canary) upgrade may move at most two minors",
-	CodeTagRevisionMissing:           "a revision tag points at a revision with no istiod",
-	CodeTagSplit:                     "a tag's webhook configuration and Service point at different revisions, so both claim what follows it",
-	CodeNamespaceRevMissing:          "a namespace's istio.io/rev names neither a revision nor a tag",
-	CodeDefaultRevisionMissing:       "istiod-default-validator names a revision with no istiod",
-	CodeGatewayUnowned:               "no istiod revision owns a gateway or waypoint",
-	CodeGatewayClaimedTwice:          "several istiod revisions claim one Gateway API gateway or waypoint, and each deploys it",
-	CodeNamespaceInjectionConflict:   "a namespace selects sidecar injection and ambient at once",
-	CodeSidecarAhead:                 "sidecars run a newer version than their control plane",
-	CodeSidecarBehind:                "sidecars are more than one minor behind their control plane",
-	CodeGatewayAhead:                 "a gateway runs a newer version than its control plane",
-	CodeGatewayBehind:                "a gateway is more than one minor behind its control plane",
-	CodeCNIAhead:                     "istio-cni is newer than the control plane",
-	CodeCNIBehind:                    "istio-cni is more than one minor behind the control plane",
-	CodeZtunnelAhead:                 "ztunnel is newer than the control plane it connects to",
-	CodeZtunnelBehind:                "ztunnel is more than one minor behind the control plane",
-	CodeDataPlaneWouldLag:            "after the control plane moves to the target, CNI or ztunnel would be more than one minor behind",
-	CodeCNIMissing:                   "ambient is in use but istio-cni is not installed",
-	CodeCNIRolloutIncomplete:         "the istio-cni DaemonSet has not finished rolling out",
-	CodeCNIAmbientDisabled:           "istio-cni runs without ambient enabled",
-	CodeNodeCNINotReady:              "a node carries the cni.istio.io/not-ready taint",
-	CodeNodeWithoutCNI:               "a node that runs ambient pods has no ready istio-cni pod",
-	CodeZtunnelMissing:               "ambient is in use but no ztunnel DaemonSet exists",
-	CodeZtunnelSelectorOverlap:       "two ztunnel DaemonSets in one namespace select the same pods",
-	CodeZtunnelNotTrusted:            "istiod does not trust a running ztunnel's service account",
-	CodeTrustedAccountStale:          "istiod trusts a ztunnel account that no DaemonSet uses",
-	CodeTrustedAccountsUnknown:       "istiod's trusted accounts come from a source the snapshot cannot read",
-	CodeZtunnelRolloutIncomplete:     "a ztunnel DaemonSet has not finished rolling out",
-	CodeAmbientNodeNoZtunnel:         "a node runs ambient pods without a ready ztunnel",
-	CodeZtunnelControlPlaneUnknown:   "which istiod a ztunnel connects to cannot be told",
-	CodeZtunnelRenameUnsupported:     "a ztunnel with a custom name needs an Istio version that supports it",
-	CodeZtunnelUpgradeRenames:        "a ztunnel chart upgrade would rename the DaemonSet (replacing ztunnel on every node at once) or its service account",
-	CodeAmbientPodsNotRedirected:     "pods that should be in ambient carry no redirection annotation",
-	CodeKubernetesUnsupported:        "the target does not support the cluster's Kubernetes version",
-	CodeKubernetesTestedOnly:         "the target was tested, not supported, on the cluster's Kubernetes version",
-	CodeKubernetesTooOld:             "the cluster's Kubernetes is below the target's hard minimum",
-	CodeKubernetesCurrentUnsupported: "the running Istio does not support the cluster's Kubernetes version",
-	CodeKubernetesVersionUnknown:     "the Kubernetes version is unknown",
-	CodeSourceEndOfLife:              "the running Istio minor is past its end of life",
-	CodeTargetEndOfLife:              "the target minor is past, or within 30 days of, its end of life",
-	CodeEndOfLifeNotChecked:          "no date was given, so end of life was not checked",
-	CodeEndOfLifeUnknown:             "the release data gives no end of life for a running or target minor, and none follows from the support policy yet: its support is unknown",
-	CodeGatewayAPIMissing:            "waypoints exist or ambient is used but the Gateway API CRDs are missing",
-	CodeGatewayAPITooOld:             "the Gateway API CRD bundle is older than the target is built against",
-	CodeCRDOwnershipLegacy:           "Istio CRDs lack Helm ownership metadata and need adopting before upgrading base",
-	CodePDBBlocksDrain:               "a PodDisruptionBudget allows no disruption, so draining a node for ztunnel will wait",
-	CodeUnmanagedPodOnNode:           "a pod without a controller runs on a node to drain; eviction deletes it for good",
-	CodeSettingDefaultChanges:        "a chart setting's default changes between the current and target versions",
-	CodeHelmReleaseMissing:           "a component was not installed with Helm, so the plan cannot upgrade it",
-	CodeHelmValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
-	CodeZtunnelRevisionSwitch:        "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
-	CodeUpgradeChained:               "the upgrade is chained through intermediate minors",
-	CodeRevisionStillReferenced:      "the old revision is still referred to after the planned moves, so its removal is blocked",
-	CodeTagOwnedByOldRelease:         "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
-	CodeConnectionsReset:             "replacing ztunnel resets long-lived connections of pods on the node",
+	CodeTargetNotInReleaseData:              "the target version is not in the release data",
+	CodeTargetOlderThanCurrent:              "the target is older than the running control plane; downgrades are not planned",
+	CodeTargetEqualsCurrent:                 "the control plane already runs the target",
+	CodeComponentVersionUnknown:             "a component's version could not be read from its image",
+	CodeVersionNewerThanReleaseData:         "a running version is newer than the release data knows",
+	CodeReleaseDataEstimated:                "an estimated value of the release data decided a finding or the patch of an upgrade hop",
+	CodeIstiodMissing:                       "no istiod Deployment was found",
+	CodeIstiodNotReady:                      "an istiod revision has unready replicas",
+	CodeControlPlaneVersionsMixed:           "istiod revisions run different minors",
+	CodeInPlaceSkipsMinor:                   "an in-place upgrade may move one minor at a time",
+	CodeRevisionUpgradeSkipsTooManyMinors:   "a revision (canary) upgrade may move at most two minors",
+	CodeTagRevisionMissing:                  "a revision tag points at a revision with no istiod",
+	CodeTagWebhookAndServiceDisagree:        "a tag's webhook configuration and Service point at different revisions, so both claim what follows it",
+	CodeNamespaceRevisionMissing:            "a namespace's istio.io/rev names neither a revision nor a tag",
+	CodeDefaultRevisionMissing:              "istiod-default-validator names a revision with no istiod",
+	CodeGatewayNotOwned:                     "no istiod revision owns a gateway or waypoint",
+	CodeGatewayClaimedBySeveralRevisions:    "several istiod revisions claim one Gateway API gateway or waypoint, and each deploys it",
+	CodeNamespaceSidecarAndAmbient:          "a namespace selects sidecar injection and ambient at once",
+	CodeSidecarAheadOfControlPlane:          "sidecars run a newer version than their control plane",
+	CodeSidecarTooFarBehindControlPlane:     "sidecars are more than one minor behind their control plane",
+	CodeGatewayAheadOfControlPlane:          "a gateway runs a newer version than its control plane",
+	CodeGatewayTooFarBehindControlPlane:     "a gateway is more than one minor behind its control plane",
+	CodeCNIAheadOfControlPlane:              "istio-cni is newer than the control plane",
+	CodeCNITooFarBehindControlPlane:         "istio-cni is more than one minor behind the control plane",
+	CodeZtunnelAheadOfControlPlane:          "ztunnel is newer than the control plane it connects to",
+	CodeZtunnelTooFarBehindControlPlane:     "ztunnel is more than one minor behind the control plane",
+	CodeDataPlaneWouldLagTarget:             "after the control plane moves to the target, CNI or ztunnel would be more than one minor behind",
+	CodeCNIMissing:                          "ambient is in use but istio-cni is not installed",
+	CodeCNIRolloutIncomplete:                "the istio-cni DaemonSet has not finished rolling out",
+	CodeCNIAmbientDisabled:                  "istio-cni runs without ambient enabled",
+	CodeNodeTaintedCNINotReady:              "a node carries the cni.istio.io/not-ready taint",
+	CodeNodeWithoutCNI:                      "a node that runs ambient pods has no ready istio-cni pod",
+	CodeZtunnelMissing:                      "ambient is in use but no ztunnel DaemonSet exists",
+	CodeZtunnelSelectorOverlap:              "two ztunnel DaemonSets in one namespace select the same pods",
+	CodeZtunnelNotTrusted:                   "istiod does not trust a running ztunnel's service account",
+	CodeTrustedAccountWithoutZtunnel:        "istiod trusts a ztunnel account that no DaemonSet uses",
+	CodeTrustedAccountsUnreadable:           "istiod's trusted accounts come from a source the snapshot cannot read",
+	CodeZtunnelRolloutIncomplete:            "a ztunnel DaemonSet has not finished rolling out",
+	CodeAmbientNodeWithoutReadyZtunnel:      "a node runs ambient pods without a ready ztunnel",
+	CodeZtunnelControlPlaneUnknown:          "which istiod a ztunnel connects to cannot be told",
+	CodeZtunnelRenameNeedsNewerIstio:        "a ztunnel with a custom name needs an Istio version that supports it",
+	CodeZtunnelUpgradeRenamesDaemonSet:      "a ztunnel chart upgrade would rename the DaemonSet (replacing ztunnel on every node at once) or its service account",
+	CodeAmbientPodsNotRedirected:            "pods that should be in ambient carry no redirection annotation",
+	CodeKubernetesUnsupportedByTarget:       "the target does not support the cluster's Kubernetes version",
+	CodeKubernetesOnlyTestedByTarget:        "the target was tested, not supported, on the cluster's Kubernetes version",
+	CodeKubernetesBelowTargetMinimum:        "the cluster's Kubernetes is below the target's hard minimum",
+	CodeKubernetesUnsupportedByCurrent:      "the running Istio does not support the cluster's Kubernetes version",
+	CodeKubernetesVersionUnknown:            "the Kubernetes version is unknown",
+	CodeSourceEndOfLife:                     "the running Istio minor is past its end of life",
+	CodeTargetEndOfLife:                     "the target minor is past, or within 30 days of, its end of life",
+	CodeEndOfLifeNotChecked:                 "no date was given, so end of life was not checked",
+	CodeEndOfLifeUnknown:                    "the release data gives no end of life for a running or target minor, and none follows from the support policy yet: its support is unknown",
+	CodeGatewayAPICRDsMissing:               "waypoints exist or ambient is used but the Gateway API CRDs are missing",
+	CodeGatewayAPICRDsTooOld:                "the Gateway API CRD bundle is older than the target is built against",
+	CodeCRDOwnershipNeedsAdoption:           "Istio CRDs lack Helm ownership metadata and need adopting before upgrading base",
+	CodePDBBlocksDrain:                      "a PodDisruptionBudget allows no disruption, so draining a node for ztunnel will wait",
+	CodeUnmanagedPodBlocksDrain:             "a pod without a controller runs on a node to drain; eviction deletes it for good",
+	CodeSettingDefaultChanges:               "a chart setting's default changes between the current and target versions",
+	CodeHelmReleaseMissing:                  "a component was not installed with Helm, so the plan cannot upgrade it",
+	CodeHelmReleaseValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
+	CodeZtunnelRevisionSwitchRestarts:       "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
+	CodeUpgradeChained:                      "the upgrade is chained through intermediate minors",
+	CodeOldRevisionStillReferenced:          "the old revision is still referred to after the planned moves, so its removal is blocked",
+	CodeTagOwnedByOldRelease:                "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
+	CodeZtunnelReplacementResetsConnections: "replacing ztunnel resets long-lived connections of pods on the node",
 
-	CodeMigrationNamespaceMissing:    "the namespace to migrate is not in the snapshot",
-	CodeMigrationNotInMesh:           "the namespace to migrate has no sidecars and no mesh labels, so there is nothing to migrate",
-	CodeMigrationAlreadyAmbient:      "the namespace is already labelled for ambient and runs no sidecars",
-	CodeMigrationPartlyAmbient:       "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
-	CodeMigrationPodSelectsInjection: "a workload's pods select sidecar injection themselves (pod label istio.io/rev or sidecar.istio.io/inject=true), so they come back with sidecars after the namespace label is removed",
-	CodeMigrationNotRestartable:      "pods with sidecars belong to no Deployment, StatefulSet or DaemonSet, so the migration cannot restart them; they keep their sidecars until they are recreated",
-	CodeMigrationInjectedByDefault:   "an injector injects namespaces without injection labels (enableNamespacesByDefault), so the migration labels istio-injection=disabled instead of removing the labels",
-	CodeMigrationGatewayOwnerChanges: "a gateway or waypoint relies on the namespace's istio.io/rev, so removing it hands the gateway to another revision (or its pods to another injector, or none)",
-	CodeMigrationGatewayNamespace:    "the namespace runs gateways and no sidecar workload: a gateway's proxy is not a sidecar, there is nothing to migrate",
-	CodeRouteHostUnresolved:          "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told",
-	CodeEnforcementMovesPastCallers:  "a policy or route moves to the waypoint (or ztunnel), and callers whose dataplane does not pass there are no longer seen by it",
-	CodeIstiodAmbientDisabled:        "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
-	CodePeerAuthenticationDisable:    "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
-	CodePolicySpecInvalid:            "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",
-	CodeAuthzBecomesDenyAll:          "an ALLOW AuthorizationPolicy has only L7 rules; ztunnel drops them all and denies every request",
-	CodeAuthzLosesL7Rules:            "ztunnel drops the L7 rules of an AuthorizationPolicy (ALLOW: their requests are denied; DENY: they stop denying)",
-	CodeAuthzDeniesMore:              "ztunnel strips the L7 fields of a DENY rule, which then denies more than written",
-	CodeAuthzAllowsMore:              "ztunnel leaves fields of an ALLOW rule out (trustDomains), which then allows more than written",
-	CodeAuthzNoEffect:                "a DENY AuthorizationPolicy with only L7 rules has no effect under ztunnel",
-	CodeAuthzDryRunIgnored:           "ztunnel ignores a dry-run AuthorizationPolicy unless istiod enables ambient dry run",
-	CodeAuthzCallersSeeWaypoint:      "an L4 rule matches callers, but behind a waypoint ztunnel sees the waypoint's identity",
-	CodePolicyNotEnforced:            "a CUSTOM or AUDIT AuthorizationPolicy or a RequestAuthentication is enforced by nothing without a waypoint",
-	CodePolicyNotAcceptedByWaypoint:  "istiod has not accepted a targetRefs policy on a waypoint (status WaypointAccepted)",
-	CodeVirtualServiceNeedsHTTPRoute: "a VirtualService is applied only by sidecars; ambient clients need an HTTPRoute on a waypoint",
-	CodeRouteNoGatewayAPIEquivalent:  "a VirtualService or DestinationRule uses fields HTTPRoute cannot express",
-	CodeDestinationRuleNeedsWaypoint: "ztunnel does not apply DestinationRule traffic policies; only a waypoint serving the Service does",
-	CodeWaypointMissing:              "policies or routes need a waypoint for the namespace, but none is configured",
-	CodeWaypointNotReady:             "the waypoint the namespace or a Service uses does not exist or has no ready pods",
-	CodeTelemetryHTTPMetricsLost:     "a query reads Istio HTTP metrics of workloads that will have no waypoint; ztunnel reports TCP metrics only",
-	CodeTelemetryReporterChanges:     "a query filters HTTP metrics by a sidecar reporter; waypoints report reporter=\"waypoint\"",
-	CodeTelemetryMayDepend:           "a query reads Istio metrics without naming a namespace, so it may depend on the migrated one",
-	CodeTelemetryMergedMetrics:       "a PodMonitor or ServiceMonitor scrapes the sidecar's merged metrics, which ambient pods do not serve",
-	CodeTelemetryCountsSpans:         "a query counts trace spans; ambient emits one span per waypoint instead of two per hop",
+	CodeMigrationNamespaceNotFound:           "the namespace to migrate is not in the snapshot",
+	CodeMigrationNamespaceNotInMesh:          "the namespace to migrate has no sidecars and no mesh labels, so there is nothing to migrate",
+	CodeMigrationNamespaceAlreadyAmbient:     "the namespace is already labelled for ambient and runs no sidecars",
+	CodeMigrationNamespacePartlyAmbient:      "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
+	CodeMigrationPodLabelSelectsInjection:    "a workload's pods select sidecar injection themselves (pod label istio.io/rev or sidecar.istio.io/inject=true), so they come back with sidecars after the namespace label is removed",
+	CodeMigrationWorkloadNotRestartable:      "pods with sidecars belong to no Deployment, StatefulSet or DaemonSet, so the migration cannot restart them; they keep their sidecars until they are recreated",
+	CodeMigrationNamespacesInjectedByDefault: "an injector injects namespaces without injection labels (enableNamespacesByDefault), so the migration labels istio-injection=disabled instead of removing the labels",
+	CodeMigrationGatewayRevisionChanges:      "a gateway or waypoint relies on the namespace's istio.io/rev, so removing it hands the gateway to another revision (or its pods to another injector, or none)",
+	CodeMigrationNamespaceRunsOnlyGateways:   "the namespace runs gateways and no sidecar workload: a gateway's proxy is not a sidecar, there is nothing to migrate",
+	CodeRouteHostNotResolved:                 "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told",
+	CodeEnforcementMovesPastCallers:          "a policy or route moves to the waypoint (or ztunnel), and callers whose dataplane does not pass there are no longer seen by it",
+	CodeIstiodAmbientDisabled:                "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
+	CodePeerAuthenticationDisable:            "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
+	CodePolicySpecInvalid:                    "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",
+	CodeAuthzPolicyBecomesDenyAll:            "an ALLOW AuthorizationPolicy has only L7 rules; ztunnel drops them all and denies every request",
+	CodeAuthzPolicyLosesL7Rules:              "ztunnel drops the L7 rules of an AuthorizationPolicy (ALLOW: their requests are denied; DENY: they stop denying)",
+	CodeAuthzPolicyDeniesMore:                "ztunnel strips the L7 fields of a DENY rule, which then denies more than written",
+	CodeAuthzPolicyAllowsMore:                "ztunnel leaves fields of an ALLOW rule out (trustDomains), which then allows more than written",
+	CodeAuthzPolicyHasNoEffect:               "a DENY AuthorizationPolicy with only L7 rules has no effect under ztunnel",
+	CodeAuthzDryRunIgnored:                   "ztunnel ignores a dry-run AuthorizationPolicy unless istiod enables ambient dry run",
+	CodeAuthzCallerRulesSeeWaypoint:          "an L4 rule matches callers, but behind a waypoint ztunnel sees the waypoint's identity",
+	CodePolicyNotEnforcedWithoutWaypoint:     "a CUSTOM or AUDIT AuthorizationPolicy or a RequestAuthentication is enforced by nothing without a waypoint",
+	CodePolicyNotAcceptedByWaypoint:          "istiod has not accepted a targetRefs policy on a waypoint (status WaypointAccepted)",
+	CodeVirtualServiceNeedsHTTPRoute:         "a VirtualService is applied only by sidecars; ambient clients need an HTTPRoute on a waypoint",
+	CodeRouteHasNoGatewayAPIEquivalent:       "a VirtualService or DestinationRule uses fields HTTPRoute cannot express",
+	CodeDestinationRuleNeedsWaypoint:         "ztunnel does not apply DestinationRule traffic policies; only a waypoint serving the Service does",
+	CodeWaypointNeededButMissing:             "policies or routes need a waypoint for the namespace, but none is configured",
+	CodeWaypointNotReady:                     "the waypoint the namespace or a Service uses does not exist or has no ready pods",
+	CodeTelemetryHTTPMetricsLost:             "a query reads Istio HTTP metrics of workloads that will have no waypoint; ztunnel reports TCP metrics only",
+	CodeTelemetryReporterChanges:             "a query filters HTTP metrics by a sidecar reporter; waypoints report reporter=\"waypoint\"",
+	CodeTelemetryMayDependOnNamespace:        "a query reads Istio metrics without naming a namespace, so it may depend on the migrated one",
+	CodeTelemetryScrapesMergedMetrics:        "a PodMonitor or ServiceMonitor scrapes the sidecar's merged metrics, which ambient pods do not serve",
+	CodeTelemetryCountsSpans:                 "a query counts trace spans; ambient emits one span per waypoint instead of two per hop",
 }
 
 // KnownCode reports whether c is a code of this library.

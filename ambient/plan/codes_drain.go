@@ -2,19 +2,19 @@ package plan
 
 // Finding codes of node drains, whatever the strategy that drains.
 const (
-	// CodeDrainLosesEmptyDir details: pods (how many). Object is the DaemonSet whose replacement
+	// CodeDrainLosesEmptyDirData details: pods (how many). Object is the DaemonSet whose replacement
 	// drains the nodes; the message names every pod whose emptyDir data is lost, and the plan asks
 	// for approval before the first drain that loses any (unless told to evict them).
-	CodeDrainLosesEmptyDir Code = "DRAIN_LOSES_EMPTYDIR_DATA"
-	// CodeWaveKeepsRoom details: pools (comma-separated, "" for nodes without a pool label),
+	CodeDrainLosesEmptyDirData Code = "DRAIN_LOSES_EMPTYDIR_DATA"
+	// CodeWaveKeepsRoomForEvictedPods details: pools (comma-separated, "" for nodes without a pool label),
 	// schedulable (their schedulable nodes), workloads (how many needed the room), waves (the
 	// plan's waves of the DaemonSet), batch. Object is the DaemonSet whose replacement drains the
 	// nodes, Related the workloads. Some waves hold fewer nodes than the batch size, so that no
 	// wave cordons every node the pods it evicts can move to.
-	CodeWaveKeepsRoom Code = "WAVE_KEEPS_ROOM_FOR_EVICTED_PODS"
+	CodeWaveKeepsRoomForEvictedPods Code = "WAVE_KEEPS_ROOM_FOR_EVICTED_PODS"
 )
 
 func init() {
-	codeHelp[CodeDrainLosesEmptyDir] = "a node drain evicts pods with emptyDir volumes, whose data is deleted with them"
-	codeHelp[CodeWaveKeepsRoom] = "a wave holds fewer nodes than the batch size, so that the pods it evicts keep a schedulable node of their pool to move to"
+	codeHelp[CodeDrainLosesEmptyDirData] = "a node drain evicts pods with emptyDir volumes, whose data is deleted with them"
+	codeHelp[CodeWaveKeepsRoomForEvictedPods] = "a wave holds fewer nodes than the batch size, so that the pods it evicts keep a schedulable node of their pool to move to"
 }

@@ -7,21 +7,21 @@ const (
 	// of the release (a tag, an image, a proxy image, a hub with a digest) fixes another version or
 	// image than the chart's and the plan cannot move it. Object is the Helm release.
 	CodeHelmValuePinsVersion Code = "HELM_VALUE_PINS_VERSION"
-	// CodeSidecarsOnOldProxy details: revision, pods, workloads. After an in-place istiod upgrade,
+	// CodeSidecarsKeepOldProxy details: revision, pods, workloads. After an in-place istiod upgrade,
 	// the sidecars the revision injected keep their old proxy until restarted. Object is the
 	// revision's istiod Deployment, Related the workloads.
-	CodeSidecarsOnOldProxy Code = "SIDECARS_KEEP_OLD_PROXY"
+	CodeSidecarsKeepOldProxy Code = "SIDECARS_KEEP_OLD_PROXY"
 
-	// CodeTrustNotPlannable details: revision, deployment (namespace/name), account (the ztunnel
+	// CodeIstiodTrustNotPlannable details: revision, deployment (namespace/name), account (the ztunnel
 	// to trust), env (CA_TRUSTED_NODE_ACCOUNTS), value (the whole list to set). A ztunnel the plan
 	// adds connects to an istiod not installed with Helm. Object is its Deployment.
-	CodeTrustNotPlannable Code = "ISTIOD_TRUST_NOT_PLANNABLE"
-	// CodeTrustListOverridden details: as CodeTrustNotPlannable. The istiod a ztunnel the plan adds
+	CodeIstiodTrustNotPlannable Code = "ISTIOD_TRUST_NOT_PLANNABLE"
+	// CodeIstiodTrustListFromValueFrom details: as CodeIstiodTrustNotPlannable. The istiod a ztunnel the plan adds
 	// connects to reads its trust list with valueFrom, which overrides the env value a plan writes.
-	CodeTrustListOverridden Code = "ISTIOD_TRUST_LIST_FROM_VALUE_FROM"
-	// CodeDiscoveryUnknown details: revision, namespace. Whether an istiod without Helm values
+	CodeIstiodTrustListFromValueFrom Code = "ISTIOD_TRUST_LIST_FROM_VALUE_FROM"
+	// CodeIstiodDiscoveryUnknown details: revision, namespace. Whether an istiod without Helm values
 	// discovers the namespace of a ztunnel the plan adds cannot be read.
-	CodeDiscoveryUnknown Code = "ISTIOD_DISCOVERY_UNKNOWN"
+	CodeIstiodDiscoveryUnknown Code = "ISTIOD_DISCOVERY_UNKNOWN"
 
 	// References that do not resolve. Each names the referring object as Object and what it names
 	// in Related (when that is an object) and details.
@@ -45,52 +45,52 @@ const (
 	// CodePolicyTargetMissing details: missing (comma-separated objects). A policy's targetRefs name
 	// a Gateway or Service that does not exist.
 	CodePolicyTargetMissing Code = "POLICY_TARGET_MISSING"
-	// CodeTrustEntryMalformed details: revision, entry, account. A trust-list entry has spaces
+	// CodeTrustEntryHasSpaces details: revision, entry, account. A trust-list entry has spaces
 	// istiod does not trim, so the ztunnel it was meant for is not trusted.
-	CodeTrustEntryMalformed Code = "TRUST_ENTRY_HAS_SPACES"
+	CodeTrustEntryHasSpaces Code = "TRUST_ENTRY_HAS_SPACES"
 	// CodeNodePoolMissing details: nodePool, nodes (count). Nodes are labelled with a Karpenter
 	// NodePool that does not exist. Object is the NodePool, Related the nodes.
 	CodeNodePoolMissing Code = "NODEPOOL_MISSING"
 
 	// Advisories (package ambient/advisories).
 
-	// CodeAdvisoryRunning details: advisory, component, version, newestUnaffected. A running
+	// CodeAdvisoryAffectsRunning details: advisory, component, version, newestUnaffected. A running
 	// version is affected by a known upgrade hazard whose conditions hold.
-	CodeAdvisoryRunning Code = "ADVISORY_AFFECTS_RUNNING"
-	// CodeAdvisoryTarget details: as CodeAdvisoryRunning. The target version is affected; waivable
+	CodeAdvisoryAffectsRunning Code = "ADVISORY_AFFECTS_RUNNING"
+	// CodeAdvisoryAffectsTarget details: as CodeAdvisoryAffectsRunning. The target version is affected; waivable
 	// when a newer patch of its line is not.
-	CodeAdvisoryTarget Code = "ADVISORY_AFFECTS_TARGET"
+	CodeAdvisoryAffectsTarget Code = "ADVISORY_AFFECTS_TARGET"
 	// CodeAdvisoryUndecided details: advisories (comma-separated IDs). Advisories affect a version
 	// but depend on conditions the snapshot cannot decide.
 	CodeAdvisoryUndecided Code = "ADVISORY_UNDECIDED"
-	// CodeGRPCLimitTooLow details: revision, workloads, limit, need. istiod's gRPC receive limit is
+	// CodeIstiodGRPCLimitTooLow details: revision, workloads, limit, need. istiod's gRPC receive limit is
 	// below what reconnecting ztunnels send at the mesh's size (advisory ztunnel#1966).
-	CodeGRPCLimitTooLow Code = "ISTIOD_GRPC_LIMIT_TOO_LOW"
-	// CodeLeftBehind details: advisory, object. An operation the plan performs leaves an object
+	CodeIstiodGRPCLimitTooLow Code = "ISTIOD_GRPC_LIMIT_TOO_LOW"
+	// CodeLeftBehindByUninstall details: advisory, object. An operation the plan performs leaves an object
 	// behind that the plan cannot delete safely; the remedy has the exact commands.
-	CodeLeftBehind Code = "LEFT_BEHIND_BY_UNINSTALL"
+	CodeLeftBehindByUninstall Code = "LEFT_BEHIND_BY_UNINSTALL"
 )
 
 func init() {
 	for c, help := range map[Code]string{
-		CodeWorkloadRevisionMissing:   "a workload's pods are labelled istio.io/rev with neither a revision nor a tag, so new pods get no sidecar",
-		CodePolicyRevisionMissing:     "a config object is labelled istio.io/rev with no revision's name (tags do not count), so no istiod reads it",
-		CodeZtunnelRevisionMissing:    "a ztunnel is pinned to a revision with no istiod, so its pods cannot get configuration or certificates",
-		CodeInjectorRevisionMissing:   "a revision's injector remains without its istiod, so every pod it selects is refused",
-		CodeWaypointReferenceDangling: "istio.io/use-waypoint names no Gateway, no waypoint, or one that does not take that traffic, so the traffic bypasses it",
-		CodePolicyTargetMissing:       "a policy's targetRefs name a Gateway or Service that does not exist, so it applies to nothing there",
-		CodeTrustEntryMalformed:       "a trust-list entry has spaces istiod does not trim, so the ztunnel it was meant for is not trusted",
-		CodeNodePoolMissing:           "nodes are labelled with a Karpenter NodePool that does not exist",
-		CodeAdvisoryRunning:           "a running version is affected by a known upgrade hazard (ambient/advisories) whose conditions hold",
-		CodeAdvisoryTarget:            "the target version is affected by a known upgrade hazard; a newer patch of its line may not be",
-		CodeAdvisoryUndecided:         "advisories affect a running or target version but depend on conditions the snapshot cannot decide",
-		CodeGRPCLimitTooLow:           "istiod's gRPC receive limit (ISTIO_GPRC_MAXRECVMSGSIZE) is below what reconnecting ztunnels send at the mesh's size",
-		CodeLeftBehind:                "an operation of the plan leaves an object behind that the plan cannot delete safely",
-		CodeTrustNotPlannable:         "a ztunnel the plan adds connects to an istiod not installed with Helm, whose trust list the plan cannot change",
-		CodeTrustListOverridden:       "a ztunnel the plan adds connects to an istiod whose trust list comes from valueFrom, which overrides any env value a plan writes",
-		CodeDiscoveryUnknown:          "whether an istiod without Helm values discovers the namespace of a ztunnel the plan adds cannot be read",
-		CodeSidecarsOnOldProxy:        "after an in-place istiod upgrade, sidecars keep their old proxy until their pods are restarted",
-		CodeHelmValuePinsVersion:      "a Helm value fixes an image or version the plan cannot move to the chart's version (a tag that names no release, a digest, an image without a tag)",
+		CodeWorkloadRevisionMissing:      "a workload's pods are labelled istio.io/rev with neither a revision nor a tag, so new pods get no sidecar",
+		CodePolicyRevisionMissing:        "a config object is labelled istio.io/rev with no revision's name (tags do not count), so no istiod reads it",
+		CodeZtunnelRevisionMissing:       "a ztunnel is pinned to a revision with no istiod, so its pods cannot get configuration or certificates",
+		CodeInjectorRevisionMissing:      "a revision's injector remains without its istiod, so every pod it selects is refused",
+		CodeWaypointReferenceDangling:    "istio.io/use-waypoint names no Gateway, no waypoint, or one that does not take that traffic, so the traffic bypasses it",
+		CodePolicyTargetMissing:          "a policy's targetRefs name a Gateway or Service that does not exist, so it applies to nothing there",
+		CodeTrustEntryHasSpaces:          "a trust-list entry has spaces istiod does not trim, so the ztunnel it was meant for is not trusted",
+		CodeNodePoolMissing:              "nodes are labelled with a Karpenter NodePool that does not exist",
+		CodeAdvisoryAffectsRunning:       "a running version is affected by a known upgrade hazard (ambient/advisories) whose conditions hold",
+		CodeAdvisoryAffectsTarget:        "the target version is affected by a known upgrade hazard; a newer patch of its line may not be",
+		CodeAdvisoryUndecided:            "advisories affect a running or target version but depend on conditions the snapshot cannot decide",
+		CodeIstiodGRPCLimitTooLow:        "istiod's gRPC receive limit (ISTIO_GPRC_MAXRECVMSGSIZE) is below what reconnecting ztunnels send at the mesh's size",
+		CodeLeftBehindByUninstall:        "an operation of the plan leaves an object behind that the plan cannot delete safely",
+		CodeIstiodTrustNotPlannable:      "a ztunnel the plan adds connects to an istiod not installed with Helm, whose trust list the plan cannot change",
+		CodeIstiodTrustListFromValueFrom: "a ztunnel the plan adds connects to an istiod whose trust list comes from valueFrom, which overrides any env value a plan writes",
+		CodeIstiodDiscoveryUnknown:       "whether an istiod without Helm values discovers the namespace of a ztunnel the plan adds cannot be read",
+		CodeSidecarsKeepOldProxy:         "after an in-place istiod upgrade, sidecars keep their old proxy until their pods are restarted",
+		CodeHelmValuePinsVersion:         "a Helm value fixes an image or version the plan cannot move to the chart's version (a tag that names no release, a digest, an image without a tag)",
 	} {
 		codeHelp[c] = help
 	}

@@ -8,37 +8,37 @@ const (
 	// CodeNetworkPolicyBlocksHBONE details: namespace, ports (the TCP ports the policies admit).
 	// Object is a NetworkPolicy, Related the workloads it isolates.
 	CodeNetworkPolicyBlocksHBONE Code = "NETWORKPOLICY_BLOCKS_HBONE"
-	// CodeNetworkPolicyBlocksProbes details: namespace, policies (comma-separated). Object is the
+	// CodeNetworkPolicyBlocksAmbientProbes details: namespace, policies (comma-separated). Object is the
 	// workload, Related the NetworkPolicies that isolate it.
-	CodeNetworkPolicyBlocksProbes Code = "NETWORKPOLICY_BLOCKS_AMBIENT_PROBES"
+	CodeNetworkPolicyBlocksAmbientProbes Code = "NETWORKPOLICY_BLOCKS_AMBIENT_PROBES"
 	// CodePrimaryCNIIncompatible details: cni, setting, value, want. Object is the primary CNI's
 	// ConfigMap.
 	CodePrimaryCNIIncompatible Code = "PRIMARY_CNI_INCOMPATIBLE"
 	// CodeCNIExcludesAmbientNamespace details: namespace, cniVersion, from (1.30.0). Object is the
 	// Namespace, Related the istio-cni DaemonSet.
 	CodeCNIExcludesAmbientNamespace Code = "CNI_EXCLUDES_AMBIENT_NAMESPACE"
-	// CodeCNIEnvMissingKey details: env, configMap, key. Object is the istio-cni DaemonSet.
-	CodeCNIEnvMissingKey Code = "CNI_ENV_REFERENCES_MISSING_KEY"
-	// CodeCNIBinDirWrong details: path, want, platform, nodes. Object is the istio-cni DaemonSet.
-	CodeCNIBinDirWrong Code = "CNI_BIN_DIR_WRONG_FOR_PLATFORM"
-	// CodeWaypointNotAllowed details: waypoint, allowedFrom. Object is the Namespace or Service that
+	// CodeCNIEnvReferencesMissingKey details: env, configMap, key. Object is the istio-cni DaemonSet.
+	CodeCNIEnvReferencesMissingKey Code = "CNI_ENV_REFERENCES_MISSING_KEY"
+	// CodeCNIBinDirWrongForPlatform details: path, want, platform, nodes. Object is the istio-cni DaemonSet.
+	CodeCNIBinDirWrongForPlatform Code = "CNI_BIN_DIR_WRONG_FOR_PLATFORM"
+	// CodeWaypointDoesNotAllowNamespace details: waypoint, allowedFrom. Object is the Namespace or Service that
 	// uses the waypoint, Related the waypoint Gateway.
-	CodeWaypointNotAllowed Code = "WAYPOINT_DOES_NOT_ALLOW_NAMESPACE"
+	CodeWaypointDoesNotAllowNamespace Code = "WAYPOINT_DOES_NOT_ALLOW_NAMESPACE"
 	// CodeWaypointNotProgrammed details: reason, message. Object is the waypoint Gateway.
 	CodeWaypointNotProgrammed Code = "WAYPOINT_NOT_PROGRAMMED"
-	// CodeRouteParentNoWaypoint details: service. Object is the route, Related the Service.
-	CodeRouteParentNoWaypoint Code = "ROUTE_PARENT_HAS_NO_WAYPOINT"
+	// CodeRouteParentHasNoWaypoint details: service. Object is the route, Related the Service.
+	CodeRouteParentHasNoWaypoint Code = "ROUTE_PARENT_HAS_NO_WAYPOINT"
 	// CodeIngressBypassesWaypoint details: waypoint. Object is the Service, Related the routes that
 	// send ingress traffic to it and the policies that move to its waypoint.
 	CodeIngressBypassesWaypoint Code = "INGRESS_BYPASSES_WAYPOINT"
-	// CodeCaptureExclusionIgnored details: annotations (comma-separated). Object is the workload.
-	CodeCaptureExclusionIgnored Code = "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT"
+	// CodeCaptureExclusionIgnoredInAmbient details: annotations (comma-separated). Object is the workload.
+	CodeCaptureExclusionIgnoredInAmbient Code = "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT"
 	// CodeSidecarResourceNoEffect details: egressMode (outboundTrafficPolicy.mode when set). Object is
 	// the Sidecar.
 	CodeSidecarResourceNoEffect Code = "SIDECAR_RESOURCE_NO_EFFECT"
-	// CodeServiceEntryNoneUnsupported details: istiod (the oldest istiod version), fixedIn. Object is
+	// CodeServiceEntryResolutionNoneUnsupported details: istiod (the oldest istiod version), fixedIn. Object is
 	// the ServiceEntry.
-	CodeServiceEntryNoneUnsupported Code = "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED"
+	CodeServiceEntryResolutionNoneUnsupported Code = "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED"
 	// CodeWorkloadCallsSidecarAgent details: calls (comma-separated endpoints). Object is the
 	// workload.
 	CodeWorkloadCallsSidecarAgent Code = "WORKLOAD_CALLS_SIDECAR_AGENT"
@@ -46,20 +46,20 @@ const (
 
 func init() {
 	for c, help := range map[Code]string{
-		CodeNetworkPolicyBlocksHBONE:    "a NetworkPolicy admits the application's ports but not 15008, where ambient traffic arrives (HBONE)",
-		CodeNetworkPolicyBlocksProbes:   "a NetworkPolicy isolates pods from 169.254.7.127, the address istio-cni gives kubelet probes in ambient",
-		CodePrimaryCNIIncompatible:      "the primary CNI is configured in a way that breaks istio-cni's plugin or ambient redirection",
-		CodeCNIExcludesAmbientNamespace: "istio-cni's excludeNamespaces lists an ambient namespace, whose pods leave the mesh from istio-cni 1.30",
-		CodeCNIEnvMissingKey:            "the istio-cni DaemonSet reads a key istio-cni-config does not have, so its pods cannot start",
-		CodeCNIBinDirWrong:              "istio-cni writes its plugin to a CNI bin directory the platform's nodes do not use",
-		CodeWaypointNotAllowed:          "a namespace or Service uses a waypoint of another namespace whose listener does not admit it, so its traffic bypasses the waypoint",
-		CodeWaypointNotProgrammed:       "istiod reports a waypoint not Programmed: it does not serve traffic whatever its pods say",
-		CodeRouteParentNoWaypoint:       "a route attached to a Service in ambient has no waypoint to apply it, so it is ignored",
-		CodeIngressBypassesWaypoint:     "ingress gateways send to a Service's pods directly, skipping the waypoint its L7 policies move to",
-		CodeCaptureExclusionIgnored:     "a workload excludes traffic from its sidecar with traffic.sidecar.istio.io annotations, which ambient ignores",
-		CodeSidecarResourceNoEffect:     "a Sidecar resource has no effect in ambient: its egress and ingress settings are lost",
-		CodeServiceEntryNoneUnsupported: "a ServiceEntry with resolution NONE gives ztunnel no endpoints before Istio 1.28, so ambient clients cannot reach it",
-		CodeWorkloadCallsSidecarAgent:   "a workload calls the sidecar agent's endpoints (quitquitquit), which do not exist without a sidecar",
+		CodeNetworkPolicyBlocksHBONE:              "a NetworkPolicy admits the application's ports but not 15008, where ambient traffic arrives (HBONE)",
+		CodeNetworkPolicyBlocksAmbientProbes:      "a NetworkPolicy isolates pods from 169.254.7.127, the address istio-cni gives kubelet probes in ambient",
+		CodePrimaryCNIIncompatible:                "the primary CNI is configured in a way that breaks istio-cni's plugin or ambient redirection",
+		CodeCNIExcludesAmbientNamespace:           "istio-cni's excludeNamespaces lists an ambient namespace, whose pods leave the mesh from istio-cni 1.30",
+		CodeCNIEnvReferencesMissingKey:            "the istio-cni DaemonSet reads a key istio-cni-config does not have, so its pods cannot start",
+		CodeCNIBinDirWrongForPlatform:             "istio-cni writes its plugin to a CNI bin directory the platform's nodes do not use",
+		CodeWaypointDoesNotAllowNamespace:         "a namespace or Service uses a waypoint of another namespace whose listener does not admit it, so its traffic bypasses the waypoint",
+		CodeWaypointNotProgrammed:                 "istiod reports a waypoint not Programmed: it does not serve traffic whatever its pods say",
+		CodeRouteParentHasNoWaypoint:              "a route attached to a Service in ambient has no waypoint to apply it, so it is ignored",
+		CodeIngressBypassesWaypoint:               "ingress gateways send to a Service's pods directly, skipping the waypoint its L7 policies move to",
+		CodeCaptureExclusionIgnoredInAmbient:      "a workload excludes traffic from its sidecar with traffic.sidecar.istio.io annotations, which ambient ignores",
+		CodeSidecarResourceNoEffect:               "a Sidecar resource has no effect in ambient: its egress and ingress settings are lost",
+		CodeServiceEntryResolutionNoneUnsupported: "a ServiceEntry with resolution NONE gives ztunnel no endpoints before Istio 1.28, so ambient clients cannot reach it",
+		CodeWorkloadCallsSidecarAgent:             "a workload calls the sidecar agent's endpoints (quitquitquit), which do not exist without a sidecar",
 	} {
 		codeHelp[c] = help
 	}

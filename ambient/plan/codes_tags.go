@@ -7,23 +7,23 @@ const (
 	CodeTagUnknown Code = "TAG_UNKNOWN"
 	// CodeTagNamedLikeRevision details: tag. Object is the revision's istiod Deployment.
 	CodeTagNamedLikeRevision Code = "TAG_NAMED_LIKE_REVISION"
-	// CodeTagTargetNotReady details: tag, revision, ready, replicas (empty when the revision has no
+	// CodeTagTargetRevisionNotReady details: tag, revision, ready, replicas (empty when the revision has no
 	// istiod). Object is the target revision's istiod Deployment.
-	CodeTagTargetNotReady Code = "TAG_TARGET_REVISION_NOT_READY"
+	CodeTagTargetRevisionNotReady Code = "TAG_TARGET_REVISION_NOT_READY"
 	// CodeTagInjectorOverlap details: tag, injector, revision, selects. Object is the other
 	// injector's MutatingWebhookConfiguration.
 	CodeTagInjectorOverlap Code = "TAG_INJECTOR_OVERLAP"
-	// CodeTagAlreadyThere details: tag, revision. Nothing to move.
-	CodeTagAlreadyThere Code = "TAG_ALREADY_POINTS_THERE"
+	// CodeTagAlreadyPointsThere details: tag, revision. Nothing to move.
+	CodeTagAlreadyPointsThere Code = "TAG_ALREADY_POINTS_THERE"
 )
 
 func init() {
 	for c, help := range map[Code]string{
-		CodeTagUnknown:           "the tag to move does not exist",
-		CodeTagNamedLikeRevision: "the tag has the name of a revision, so injection could not tell them apart",
-		CodeTagTargetNotReady:    "the revision the tag would move to has no ready istiod",
-		CodeTagInjectorOverlap:   "after the move, the tag's webhooks would select pods another injector selects: pods would be injected twice",
-		CodeTagAlreadyThere:      "the tag already points at the revision: there is nothing to move",
+		CodeTagUnknown:                "the tag to move does not exist",
+		CodeTagNamedLikeRevision:      "the tag has the name of a revision, so injection could not tell them apart",
+		CodeTagTargetRevisionNotReady: "the revision the tag would move to has no ready istiod",
+		CodeTagInjectorOverlap:        "after the move, the tag's webhooks would select pods another injector selects: pods would be injected twice",
+		CodeTagAlreadyPointsThere:     "the tag already points at the revision: there is nothing to move",
 	} {
 		codeHelp[c] = help
 	}

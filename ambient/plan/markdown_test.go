@@ -129,7 +129,7 @@ func TestMarkdownCutsLongCommandListsUnlessFull(t *testing.T) {
 func TestFindingsOfOneCodeOnManyObjectsShareARow(t *testing.T) {
 	var fs []plan.Finding
 	for _, n := range names("node", 5) {
-		fs = append(fs, plan.Finding{Code: plan.CodeBlueGreenLongLived, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Node", Name: n},
+		fs = append(fs, plan.Finding{Code: plan.CodeBlueGreenLongLivedConnections, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Node", Name: n},
 			Message: "node " + n + " runs a StatefulSet", Remedy: "reconnect"})
 	}
 	var b strings.Builder

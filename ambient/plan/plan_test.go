@@ -16,7 +16,7 @@ import (
 func samplePlan() *plan.Plan {
 	p := plan.New(plan.Metadata{Name: "sample", Operation: "upgrade", Fingerprint: "sha256:abc",
 		From: mesh.MustParseVersion("1.30.3"), To: mesh.MustParseVersion("1.31.4")})
-	p.Findings = []plan.Finding{{Code: plan.CodeTrustedAccountStale, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}, Message: "m"}}
+	p.Findings = []plan.Finding{{Code: plan.CodeTrustedAccountWithoutZtunnel, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}, Message: "m"}}
 	p.Steps = []plan.Step{
 		{ID: "base/upgrade", Description: "upgrade CRDs", Risk: plan.RiskLow,
 			HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system",

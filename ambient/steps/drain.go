@@ -101,7 +101,7 @@ func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, 
 		switch {
 		case w.Kind == "Pod":
 			hold = append(hold, fmt.Sprintf("%s: has no controller, so eviction deletes it for good", w.Ref()))
-			b.Finding(plan.Finding{Code: plan.CodeUnmanagedPodOnNode, Severity: plan.Waivable, Object: w.Ref(), Component: "node/" + node,
+			b.Finding(plan.Finding{Code: plan.CodeUnmanagedPodBlocksDrain, Severity: plan.Waivable, Object: w.Ref(), Component: "node/" + node,
 				Message: fmt.Sprintf("pod %s/%s on %s has no controller; draining the node deletes it for good", w.Namespace, w.Name, node),
 				Remedy:  "run it under a Deployment or Job, or waive"})
 		case w.Kind == "Job" || w.Kind == "CronJob":

@@ -1,0 +1,79 @@
+package plan_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEveryCodeConstantReadsLikeItsString walks the module's Go files for finding code constants
+// (of type Code or plan.Code) and holds each name equal to its string, words joined: CodeTargetNotInReleaseData
+// is "TARGET_NOT_IN_RELEASE_DATA". A reader of the code then knows the string a user waives, and
+// the other way round.
+func TestEveryCodeConstantReadsLikeItsString(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if !isCodeType(vs.Type) {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					value, _ := strconv.Unquote(lit.Value)
+					seen++
+					if !strings.HasPrefix(name.Name, "Code") || strings.ToUpper(strings.TrimPrefix(name.Name, "Code")) != strings.ReplaceAll(value, "_", "") {
+						t.Errorf("%s: constant %s is %q: name it Code + the string's words (or the string after the name)", fset.Position(name.Pos()), name.Name, value)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 100 {
+		t.Fatalf("found %d code constants in the module, want every one (is the walk wrong?)", seen)
+	}
+}
+
+// isCodeType reports whether the type expression is Code or plan.Code.
+func isCodeType(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name == "Code"
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		return ok && id.Name == "plan" && x.Sel.Name == "Code"
+	}
+	return false
+}

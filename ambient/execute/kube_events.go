@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -55,6 +56,9 @@ type KubernetesEventsOptions struct {
 	Timeout time.Duration
 	// Logger receives the events dropped and the writes that failed; nil means none.
 	Logger *slog.Logger
+	// Clock times the events that carry no time, the rate bound and the pause after an error: the
+	// executor's Options.Clock; nil means the wall clock.
+	Clock Clock
 }
 
 // KubernetesEvents returns an Options.Observer that records the run's events in the cluster as
@@ -104,6 +108,9 @@ func KubernetesEvents(c client.Client, opts KubernetesEventsOptions) func(Event)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	r := &eventRecorder{c: c, opts: opts, journal: (&ConfigMapJournal{}).Name(opts.PlanHash),
 		tokens: float64(opts.Burst), series: map[string]int32{}}
 	return r.record
@@ -143,7 +150,7 @@ func (r *eventRecorder) record(ev Event) {
 	defer r.mu.Unlock()
 	now := ev.Time
 	if now.IsZero() {
-		now = time.Now()
+		now = r.opts.Clock.Now()
 	}
 	if !r.allow(now) {
 		r.dropped++

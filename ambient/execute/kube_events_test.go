@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -177,5 +178,18 @@ func TestKubernetesEventsNeverFailTheRun(t *testing.T) {
 	// After a failure writes pause for 10 seconds: far fewer attempts than events.
 	if creates == 0 || creates > 40 {
 		t.Errorf("%d Event creations attempted against a client that refuses them all; want a few (writes pause after a failure)", creates)
+	}
+}
+
+// TestAnEventWithoutATimeIsTimedByTheOptionsClock: an event that carries no time is written at the
+// time of KubernetesEventsOptions.Clock (the executor's), never the wall clock's.
+func TestAnEventWithoutATimeIsTimedByTheOptionsClock(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(observe.Scheme()).Build()
+	at := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
+	execute.KubernetesEvents(c, execute.KubernetesEventsOptions{PlanHash: "sha256:cccccccccccccccc", Clock: executetest.NewFakeClock(at)})(
+		execute.Event{Type: execute.EventStepStarted, StepID: "prechecks", Kind: plan.KindVerify, Index: 1, Total: 1, Message: "started"})
+	got := kubeEvents(t, c, execute.DefaultNamespace)
+	if len(got) != 1 || !got[0].EventTime.Time.Equal(at) {
+		t.Fatalf("Events %v; want one at the clock's %v", got, at)
 	}
 }

@@ -139,6 +139,9 @@ type kindWatch struct {
 	backoff  wait.Backoff
 	rv       string
 	syncReqs chan chan struct{}
+	// ended is closed when the loop of the current watch returns, so that a sync never waits on a
+	// loop that is gone.
+	ended chan struct{}
 	// store holds the latest object of each name of a kind that keeps them, filled by the LIST the
 	// watch started from and kept by its events; valid while the watch is healthy.
 	store map[client.ObjectKey]client.Object
@@ -315,7 +318,7 @@ func (h *watchHub) sync() {
 	}
 	for _, kw := range h.kinds {
 		h.mu.Lock()
-		running := kw.healthy
+		running, ended := kw.healthy, kw.ended
 		h.mu.Unlock()
 		if !running {
 			continue
@@ -325,7 +328,7 @@ func (h *watchHub) sync() {
 		case kw.syncReqs <- done:
 			<-done
 		case <-h.ctx.Done():
-		case <-time.After(time.Second): // the watch just ended
+		case <-ended: // the watch just ended: nothing more to judge from it
 		}
 	}
 }
@@ -394,8 +397,9 @@ func (h *watchHub) ensure(ctx context.Context, kw *kindWatch) {
 	}
 	kw.healthy = true
 	kw.backoff.Duration = time.Second
+	kw.ended = make(chan struct{})
 	h.wg.Add(1)
-	go h.loop(kw, w)
+	go h.loop(kw, w, kw.ended)
 }
 
 // open starts a watch of the kind from rv, or from a fresh LIST (limit 1; whole, filling the store, for a kind that keeps its objects) when rv is "".
@@ -453,8 +457,9 @@ func isStatus(err error, code int32) bool {
 // loop receives a watch's events until the run ends; a watch the API server ends is continued from
 // the last resourceVersion, one that expired from a fresh LIST (waking every lane waiting on its
 // kind, which may have missed events).
-func (h *watchHub) loop(kw *kindWatch, w watch.Interface) {
+func (h *watchHub) loop(kw *kindWatch, w watch.Interface, ended chan struct{}) {
 	defer h.wg.Done()
+	defer close(ended)
 	defer func() { w.Stop() }()
 	for {
 		select {

@@ -21,7 +21,7 @@
 # 3. On the quiet cluster, SCALE_REPEAT rounds of four processes, one after the other, each under
 #    /usr/bin/time -v: e2e/scalebench/observer (ours), istioctl x precheck and istioctl analyze -A
 #    (istioctl built from the same istio.io/istio module version as the charts,
-#    hack/scalebench/build-istioctl.sh, cached outside the repo), and e2e/scalebench/floor, which
+#    hack/istio/build.sh istioctl, cached outside the repo), and e2e/scalebench/floor, which
 #    makes the LISTs of the kinds ours read in that round (same selectors and page size; a watch-list
 #    of ours becomes a paged LIST) reading the bodies without decoding them, and once more with exactly
 #    ours' requests (floor -mode same). Requests are counted from the API server's audit log, per
@@ -75,7 +75,7 @@ log "run folder $run; sizes $SIZES nodes, a namespace per $NODES_PER_NS nodes, $
 # --- tools -----------------------------------------------------------------------------------------
 t=$SECONDS
 bin=${E2E_BIN_DIR:-$(bash hack/e2e-bins.sh | tail -n 1)}
-istioctl=${ISTIOCTL:-$(bash hack/scalebench/build-istioctl.sh | tail -n 1)}
+istioctl=${ISTIOCTL:-$(bash hack/istio/build.sh istioctl | tail -n 1)}
 go build -tags e2e -o "$run/bin/scalebench" ./e2e/scalebench
 go build -tags e2e -trimpath -o "$run/bin/observer" ./e2e/scalebench/observer
 go build -tags e2e -trimpath -o "$run/bin/floor" ./e2e/scalebench/floor

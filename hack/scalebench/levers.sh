@@ -20,7 +20,7 @@ rounds=${LEVERS_ROUNDS:-5}
 out=${LEVERS_OUT:-"$dir/levers-$(date +%H%M%S)"}
 mkdir -p "$out"
 go build -tags e2e -trimpath -o "$out/observer" "$root/e2e/scalebench/observer"
-istioctl=${ISTIOCTL:-$(bash "$root/hack/scalebench/build-istioctl.sh" 2>/dev/null | tail -n 1)}
+istioctl=${ISTIOCTL:-$(bash "$root/hack/istio/build.sh" istioctl 2>/dev/null | tail -n 1)}
 # cpu_busy: busy CPU ticks, niced ones left out: a nice-19 process (someone's tests) barely takes
 # the CPU from the measured one, and waiting for it to end would wait for ever on a shared machine.
 cpu_busy() { awk '/^cpu /{print $2+$4+$7+$8+$9}' /proc/stat; }

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
-# Builds istioctl from the same istio.io/istio module version the e2e harness installs the charts from
-# (e2e/internal/charts/modules.go, IstioModuleVersion), in a helper module outside this repository:
-#   ${AMBIENTKIT_CACHE:-$HOME/.cache/ambientkit}/istioctl/<version>/{go.mod,bin/istioctl}
+# Builds one Istio binary from the same istio.io/istio module version the e2e harness installs the
+# charts from (e2e/internal/charts/modules.go, IstioModuleVersion), in a helper module outside this
+# repository:
+#   bash hack/istio/build.sh istioctl          # istio.io/istio/istioctl/cmd/istioctl (the scale bench)
+#   bash hack/istio/build.sh pilot-discovery   # istio.io/istio/pilot/cmd/pilot-discovery (istiod)
+# into ${AMBIENTKIT_CACHE:-$HOME/.cache/ambientkit}/<name>/<version>/{go.mod,bin/<name>}.
 # istio's own replace directives (if any) are copied into the helper module. Cached by version: a
 # second run is a no-op. Prints the binary's path on the last line of stdout; progress on stderr.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+name=${1:-}
+case "$name" in
+  istioctl) pkg=istio.io/istio/istioctl/cmd/istioctl ;;
+  pilot-discovery) pkg=istio.io/istio/pilot/cmd/pilot-discovery ;;
+  *) echo "usage: build.sh istioctl|pilot-discovery" >&2; exit 2 ;;
+esac
 version=${ISTIO_MODULE_VERSION:-$(sed -n 's/^[[:space:]]*IstioModuleVersion = "\(.*\)"$/\1/p' "$root/e2e/internal/charts/modules.go")}
-[ -n "$version" ] || { echo "build-istioctl: cannot read IstioModuleVersion from e2e/internal/charts/modules.go" >&2; exit 1; }
+[ -n "$version" ] || { echo "build-$name: cannot read IstioModuleVersion from e2e/internal/charts/modules.go" >&2; exit 1; }
 cache=${AMBIENTKIT_CACHE:-$HOME/.cache/ambientkit}
-dir="$cache/istioctl/$version"
-bin="$dir/bin/istioctl"
-log() { echo "build-istioctl: $*" >&2; }
+dir="$cache/$name/$version"
+bin="$dir/bin/$name"
+log() { echo "build-$name: $*" >&2; }
 mkdir -p "$dir/bin"
 if command -v flock >/dev/null; then
   exec 9>"$dir/.lock"
@@ -25,7 +34,7 @@ fi
 t0=$SECONDS
 cd "$dir"
 export GOFLAGS=-mod=mod GO111MODULE=on
-[ -f go.mod ] || go mod init ambientkit.local/scalebench/istioctl >&2
+[ -f go.mod ] || go mod init "ambientkit.local/istio/$name" >&2
 go mod edit -require="istio.io/istio@$version"
 gomod=$(cd "${TMPDIR:-/tmp}" && go mod download -json "istio.io/istio@$version" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [ -n "$gomod" ] || { log "go mod download istio.io/istio@$version failed"; exit 1; }
@@ -42,11 +51,11 @@ awk '
   log "copying replace $old => $new"
   go mod edit -replace="$old=$new"
 done
-log "resolving istio.io/istio/istioctl/cmd/istioctl@$version ..."
-go get "istio.io/istio/istioctl/cmd/istioctl@$version" >&2
-log "building istioctl (this takes a while on a cold build cache) ..."
+log "resolving $pkg@$version ..."
+go get "$pkg@$version" >&2
+log "building $name (minutes on a cold build cache) ..."
 ld="-s -w -X istio.io/istio/pkg/version.buildVersion=$version -X istio.io/istio/pkg/version.buildStatus=Clean -X istio.io/istio/pkg/version.buildTag=$version"
-go build -trimpath -ldflags "$ld" -o "$bin.tmp" istio.io/istio/istioctl/cmd/istioctl
+go build -trimpath -ldflags "$ld" -o "$bin.tmp" "$pkg"
 mv "$bin.tmp" "$bin"
 log "built in $((SECONDS - t0))s: $bin"
 echo "$bin"

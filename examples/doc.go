@@ -1,6 +1,6 @@
 // Package examples holds five thin programs over ambientkit's public API, one per primitive, each
-// under 150 lines (plan-upgrade 65, upgrade 68, bluegreen-ztunnel 78, move-tag 102,
-// migrate-namespace 134). What they share is in examples/internal/cli, so all five keep one contract:
+// under 150 lines (plan-upgrade 65, upgrade 68, bluegreen-ztunnel 81, move-tag 102,
+// migrate-namespace 119). What they share is in examples/internal/cli, so all five keep one contract:
 // the source of the mesh (a live cluster through --kubeconfig/--context, the default as kubectl reads
 // it; a dump saved with kubectl, --from-dir; or the embedded demo mesh, --demo), --waive, --today,
 // --list-codes, -o markdown|yaml|json and --full, the same checks of bad input, and the same exit
@@ -22,7 +22,7 @@
 //     risk order, and the plan of one tag move.
 //   - migrate-namespace (migrate.MigrateNamespace): the readiness report of a namespace, the plan that
 //     moves it from sidecars to ambient, and applying it with the apply flags of upgrade
-//     (--rollback-to STEP instead of --rollback); planning only writes no plan file unless
+//     (its --rollback STEP undoes back to STEP, inclusive); planning only writes no plan file unless
 //     --plan-file is given.
 //
 // The planning flags are the same where they apply: --target, --strategy, --ztunnel with

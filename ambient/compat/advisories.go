@@ -158,12 +158,17 @@ func advisoryRules(s *mesh.Snapshot, adv *advisories.Data, rel *releases.Data, t
 			parts = append(parts, fmt.Sprintf("%s (%s)", id, strings.Join(undecided[id], ", ")))
 		}
 		out = append(out, plan.Finding{Code: plan.CodeAdvisoryUndecided, Severity: plan.Info,
-			Message: fmt.Sprintf("whether these advisories of %s bite a running or the target version depends on what the snapshot cannot tell (%s): %s", adv.Origin(), plural(len(undecided), "advisory", "advisories"), strings.Join(parts, "; ")),
-			Remedy:  "read each one (advisories.Default().Advisory(id)) and check its conditions by hand",
-			Details: map[string]string{"advisories": strings.Join(sortedKeys(undecided), ",")}})
+			Message:       fmt.Sprintf("whether these advisories of %s bite a running or the target version depends on what the snapshot cannot tell (%s): %s", adv.Origin(), plural(len(undecided), "advisory", "advisories"), strings.Join(parts, "; ")),
+			Remedy:        "read each one in the advisory data (" + readAdvisory + ") and check its conditions by hand",
+			RemedyOptions: []plan.RemedyOption{{Option: readAdvisory}},
+			Details:       map[string]string{"advisories": strings.Join(sortedKeys(undecided), ",")}})
 	}
 	return out
 }
+
+// readAdvisory is how a caller reads one advisory by its id, as the undecided finding's remedy
+// names it (a RemedyOption: a program says its own way).
+const readAdvisory = "advisories.Default().Advisory(id)"
 
 // ownStart are the operations that start a component anew: during an upgrade what starts then runs
 // the target version, so an advisory of the running version that bites only then does not apply.

@@ -121,11 +121,12 @@ func checkTag(s *mesh.Snapshot, t mesh.Tag) []plan.Finding {
 				reach = "what follows it breaks: " + strings.Join(names, ", ")
 			}
 			out = append(out, plan.Finding{Code: plan.CodeTagRevisionMissing, Severity: plan.Blocking,
-				Object:  o.ref,
-				Related: followers,
-				Message: fmt.Sprintf("tag %q points at revision %q, which has no istiod; %s", t.Name, o.rev, reach),
-				Remedy:  fmt.Sprintf("move the tag to a running revision (tags.MoveTag) or reinstall revision %q", o.rev),
-				Details: map[string]string{"tag": t.Name, "revision": o.rev}})
+				Object:        o.ref,
+				Related:       followers,
+				Message:       fmt.Sprintf("tag %q points at revision %q, which has no istiod; %s", t.Name, o.rev, reach),
+				Remedy:        fmt.Sprintf("move the tag to a running revision (tags.MoveTag: %s) or reinstall revision %q", t.Name, o.rev),
+				RemedyOptions: []plan.RemedyOption{{Option: "tags.MoveTag", Value: t.Name}},
+				Details:       map[string]string{"tag": t.Name, "revision": o.rev}})
 		}
 	}
 	if t.Split() {

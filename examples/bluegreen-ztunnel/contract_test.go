@@ -16,4 +16,6 @@ func TestTheCLIContract(t *testing.T) {
 	}...)
 	clitest.Contract(t, "bluegreen-ztunnel", run, rows)
 	clitest.Outputs(t, "bluegreen-ztunnel", run, "--demo", "--green-nodepools", "general,batch")
+	clitest.Verdicts(t, "bluegreen-ztunnel", run, clitest.Demo, "--green-nodepools", "general,batch")
+	clitest.Verdicts(t, "bluegreen-ztunnel", run, clitest.Dump, "--green-nodes", "2")
 }

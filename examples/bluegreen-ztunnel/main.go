@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -51,8 +50,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err := c.Parse(args); err != nil {
 		return err
 	}
-	if _, err := mesh.ParseVersion(*target); *target != "" && err != nil {
-		return cli.UsageError("--target: %v", err)
+	if err := charts.CheckTarget(*target); err != nil {
+		return err
 	}
 	cf.Resume = ap.ResumeCommand()
 	run := cli.Run{Source: &src, Helm: true, Does: "move the workloads off the blue nodes", In: stdin, Out: stdout, Err: stderr,
@@ -66,7 +65,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if opts.Releases, err = charts.Releases(ctx, snap); err != nil {
 			return err
 		}
-		if opts.Target, _ = mesh.ParseVersion(*target); *target == "" && len(snap.Ztunnels) > 0 {
+		if *target != "" {
+			if opts.Target, err = cli.CheckTarget(*target, opts.Releases); err != nil {
+				return err
+			}
+		} else if len(snap.Ztunnels) > 0 {
 			opts.Target = snap.Ztunnels[0].Version
 		}
 		if run.Plan, run.PlanErr = ztunnel.BlueGreenZtunnel(snap, opts); run.Plan == nil {

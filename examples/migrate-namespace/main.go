@@ -1,12 +1,12 @@
 // Command migrate-namespace moves one namespace from sidecars to ambient: it prints the readiness
-// report and the plan as a Markdown runbook, asks, and applies it step by step; --rollback-to undoes
+// report and the plan as a Markdown runbook, asks, and applies it step by step; --rollback undoes
 // the saved plan back to a step (its first step undoes it all). From a dump (--from-dir) or the
 // embedded demo mesh (--demo), or with --plan-only, it reports and plans only, and writes no plan
 // file unless --plan-file is given.
 //
 //	go run ./examples/migrate-namespace --namespace shop [--waypoint waypoint] [--apply all] [--delete Kind/name,...]
 //	    [--kubeconfig F --context C | --from-dir DIR | --demo] [--plan-only | --dry-run] [--yes] [--plan-file F]
-//	    [--saved | --resume | --rollback-to STEP] [--waive CODE,...] [-o markdown|yaml|json]
+//	    [--saved | --resume | --rollback STEP] [--waive CODE,...] [-o markdown|yaml|json]
 package main
 
 import (
@@ -55,8 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *ns == "" {
 		return cli.UsageError("--namespace is required: the namespace to migrate")
 	}
-	applied, aerr := refs("apply", *apply, *ns)
-	deleted, derr := refs("delete", *del, *ns)
+	applied, aerr := cli.Refs("apply", *apply, *ns, true)
+	deleted, derr := cli.Refs("delete", *del, *ns, false)
 	if err := errors.Join(cli.CheckName("namespace", *ns, false), cli.CheckName("waypoint", *waypoint, false), aerr, derr); err != nil {
 		return err
 	}
@@ -87,10 +87,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if report, err = migrate.Readiness(snap, *ns, migrate.ReadinessOptions{Waypoint: opts.Waypoint, Waive: opts.Waive}); err != nil {
 			return err
 		}
+		var offered []mesh.ObjectRef
 		for _, pr := range report.Proposals {
-			if *apply == "all" {
-				opts.Apply = append(opts.Apply, pr.For)
-			}
+			offered = append(offered, pr.For)
+		}
+		if err := cli.CheckChosen("apply", "proposal", applied, offered); err != nil {
+			return err
+		}
+		if *apply == "all" {
+			opts.Apply = offered
 		}
 		if run.Plan, run.PlanErr = migrate.MigrateNamespace(snap, *ns, opts); run.Plan == nil {
 			return run.PlanErr
@@ -111,24 +116,4 @@ func printReadiness(w io.Writer, c *cli.Command, ns string, r *migrate.Report) e
 		fmt.Fprintf(w, "- proposal: %s replaces %s (--apply %s/%s, or --apply all)\n", pr.Ref(), pr.For, pr.For.Kind, pr.For.Name)
 	}
 	return nil
-}
-
-// refs reads "Kind/name,..." as objects of the namespace ("all" and "" as none); anything else is a
-// usage error naming the flag.
-func refs(flag, list, ns string) ([]mesh.ObjectRef, error) {
-	var out []mesh.ObjectRef
-	var errs []error
-	for _, s := range cli.List(list) {
-		kind, name, ok := strings.Cut(s, "/")
-		switch {
-		case s == "all" && flag == "apply":
-			continue
-		case !ok || kind == "" || name == "":
-			errs = append(errs, cli.UsageError("--%s %q: want KIND/NAME (DestinationRule/web)", flag, s))
-			continue
-		}
-		errs = append(errs, cli.CheckName(flag, name, true))
-		out = append(out, mesh.ObjectRef{Kind: kind, Namespace: ns, Name: name})
-	}
-	return out, errors.Join(errs...)
 }

@@ -15,4 +15,5 @@ func TestTheCLIContract(t *testing.T) {
 	}...)
 	clitest.Contract(t, "move-tag", run, rows)
 	clitest.Outputs(t, "move-tag", run, "--demo", "--assume-installed", "1.31.4")
+	clitest.Verdicts(t, "move-tag", run, clitest.Demo, "--assume-installed", "1.31.4")
 }

@@ -20,20 +20,20 @@ import (
 // it was made from, ask, apply with progress and Kubernetes Events, and say what to do after a
 // failure.
 type Apply struct {
-	// PlanFile, Rollback and LogFormat are --plan-file, --rollback (or --rollback-to) and --log-format.
+	// PlanFile, Rollback and LogFormat are --plan-file, --rollback and --log-format.
 	PlanFile, Rollback, LogFormat string
 	// PlanOnly, DryRun, Yes, Saved and Resume are their flags.
 	PlanOnly, DryRun, Yes, Saved, Resume bool
 	// RBAC is --rbac and --rbac-account.
 	RBAC
 
-	rollbackFlag string
-	cmd          *Command
+	rollbackTo bool
+	cmd        *Command
 }
 
-// Register adds the apply flags; planFile is --plan-file's default, and rollbackTo makes the
-// rollback flag --rollback-to STEP (undo back to a step, inclusive) instead of --rollback STEP (undo
-// one step).
+// Register adds the apply flags; planFile is --plan-file's default, and rollbackTo makes
+// --rollback STEP undo the saved plan back to a step, inclusive, instead of the one step. Every
+// example spells it --rollback; --rollback-to, migrate-namespace's old spelling, is refused naming it.
 func (a *Apply) Register(c *Command, planFile string, rollbackTo bool) {
 	a.cmd = c
 	str := func(p *string, s Spec, def string) { c.add(s); c.fs.StringVar(p, s.Name, def, s.Usage) }
@@ -45,10 +45,17 @@ func (a *Apply) Register(c *Command, planFile string, rollbackTo bool) {
 	boolean(&a.Yes, Spec{Name: "yes", Usage: "do not ask: apply, approve approval steps; health gates then rely on the mesh's own signals", Example: "--yes"})
 	boolean(&a.Saved, Spec{Name: "saved", Usage: "apply the plan saved in --plan-file (reviewed, perhaps edited) instead of planning again; its journal continues it", Example: "--saved --plan-file prod.plan.yaml"})
 	boolean(&a.Resume, Spec{Name: "resume", Usage: "continue the saved plan from its journal (a run that stopped)", Example: "--resume"})
-	a.rollbackFlag = "rollback"
+	a.rollbackTo = rollbackTo
 	if rollbackTo {
-		a.rollbackFlag = "rollback-to"
-		str(&a.Rollback, Spec{Name: "rollback-to", Arg: "STEP", Usage: "undo the saved plan back to this step, inclusive (its first step undoes it all), then stop", Example: "--rollback-to waypoint"}, "")
+		str(&a.Rollback, Spec{Name: "rollback", Arg: "STEP", Usage: "undo the saved plan back to this step, inclusive (its first step undoes it all), then stop", Example: "--rollback waypoint"}, "")
+		var old string // the old spelling, not in --help: refused, naming the new one
+		c.fs.StringVar(&old, "rollback-to", "", "")
+		c.check(func() error {
+			if c.IsSet("rollback-to") {
+				return usage("--rollback-to is now --rollback STEP (it undoes the saved plan back to STEP, inclusive, as --rollback-to did): %s", c.Line([]string{"rollback-to"}, "--rollback", old))
+			}
+			return nil
+		})
 	} else {
 		str(&a.Rollback, Spec{Name: "rollback", Arg: "STEP", Usage: "run the rollback of one step of the saved plan that ran (the step an unhealthy health gate names), then stop", Example: "--rollback cni/upgrade"}, "")
 	}
@@ -56,12 +63,19 @@ func (a *Apply) Register(c *Command, planFile string, rollbackTo bool) {
 	a.RBAC.Register(c)
 	c.check(func() error {
 		_, err := NewProgress(io.Discard, a.LogFormat)
-		return errors.Join(err, a.RBAC.Check(), c.AtMostOne("plan-only", "saved", "resume", a.rollbackFlag), c.AtMostOne("plan-only", "dry-run"))
+		return errors.Join(err, a.RBAC.Check(), c.AtMostOne("plan-only", "saved", "resume", "rollback"), c.AtMostOne("plan-only", "dry-run"))
 	})
 }
 
-// ResumeCommand is the command that continues a run of the saved plan from its journal.
-func (a *Apply) ResumeCommand() string { return a.cmd.Line(a.cmd.Only(sessionFlags...), "--resume") }
+// ResumeCommand is the command that continues a run of the saved plan from its journal. A plan of
+// the demo mesh or of a dump is applied to a cluster only once planned from it, so its command names
+// the cluster to pass (--kubeconfig FILE) rather than one that would be refused as typed.
+func (a *Apply) ResumeCommand() string {
+	if !a.cmd.IsSet("kubeconfig") && !a.cmd.IsSet("context") {
+		return a.cmd.Line(a.cmd.Only(sessionFlags...), "--kubeconfig", "FILE", "--resume")
+	}
+	return a.cmd.Line(a.cmd.Only(sessionFlags...), "--resume")
+}
 
 // Planning reports whether the run plans (rather than reading the saved plan).
 func (a *Apply) Planning() bool { return !a.Saved && !a.Resume && a.Rollback == "" }
@@ -207,7 +221,7 @@ func (a *Apply) executor(cl *Cluster, p *plan.Plan, snap *mesh.Snapshot, r Run, 
 		}
 		helm = h
 	}
-	next := &Next{Cmd: a.cmd, DryRun: a.DryRun, Namespace: execute.DefaultNamespace, RollbackFlag: a.rollbackFlag}
+	next := &Next{Cmd: a.cmd, DryRun: a.DryRun, Namespace: execute.DefaultNamespace}
 	nodes := NewNodeProgress(say)
 	observers := []func(execute.Event){prog.Observe, next.Observe, nodes.Observe}
 	events := "" // the plan hash the run's Kubernetes Events are recorded for; none in a dry run
@@ -228,13 +242,13 @@ func (a *Apply) executor(cl *Cluster, p *plan.Plan, snap *mesh.Snapshot, r Run, 
 	return ex, next, nodes, err
 }
 
-// rollback runs --rollback (one step) or --rollback-to (back to a step).
+// rollback runs --rollback: one step, or back to a step (rollbackTo).
 func (a *Apply) rollback(ctx context.Context, ex *execute.Executor, p *plan.Plan, r Run, next *Next, say io.Writer) error {
 	id := a.Rollback
 	if r.Step != nil {
 		id = r.Step(p, id)
 	}
-	if a.rollbackFlag == "rollback-to" {
+	if a.rollbackTo {
 		res, err := ex.RollbackTo(ctx, p, id)
 		if err != nil {
 			return next.Wrap(err)

@@ -96,6 +96,9 @@ type Command struct {
 	Sections []string
 	// Out receives --help and --list-codes.
 	Out io.Writer
+	// OfflineDryRun: the command dry-runs a plan of the demo mesh or of a dump against an
+	// in-memory cluster, so --dry-run applies with --demo and --from-dir (inapplicables).
+	OfflineDryRun bool
 
 	fs     *flag.FlagSet
 	specs  []Spec
@@ -113,7 +116,7 @@ func NewCommand(name, synopsis string, out io.Writer) *Command {
 		inv = "go run ./examples/" + name
 	}
 	c := &Command{Name: name, Invocation: inv, Synopsis: synopsis, Out: out, fs: fs}
-	c.codes = c.Bool(Spec{Name: "list-codes", Usage: "print every finding code with what it means, and which can be waived, then exit", Example: "--list-codes"})
+	c.codes = c.Bool(Spec{Name: "list-codes", Usage: "print every finding code with what it means, then exit", Example: "--list-codes"})
 	return c
 }
 
@@ -165,13 +168,17 @@ func (c *Command) Parse(args []string) error {
 	for _, check := range c.checks {
 		errs = append(errs, check())
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return c.checkApplicable()
 }
 
 // ListCodes prints every finding code, whether a plan can be told to accept it (--waive) and what
 // it means.
 func ListCodes(w io.Writer) {
-	fmt.Fprintln(w, "Finding codes (--waive CODE,... accepts waivable findings; blocking ones must be fixed):")
+	fmt.Fprintln(w, "Finding codes. A finding is blocking, waivable or info (the plan's findings table says which); --waive CODE,... accepts")
+	fmt.Fprintln(w, "the waivable findings of a code, and is refused for a code the plan has a blocking finding of (fix that one):")
 	for _, c := range plan.AllCodes() {
 		fmt.Fprintf(w, "  %-40s %s\n", c, plan.CodeHelp(c))
 	}

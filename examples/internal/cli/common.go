@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +115,11 @@ var flagsOf = map[string]func(value string) (flag, text string){
 	"releases.LoadFile":          func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"releases.LoadHelmIndexFile": func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"Today":                      func(string) (string, string) { return "today", "--today YYYY-MM-DD" },
+	// Not flags of the command: another example, or the file of the embedded data ("" applies to all).
+	"tags.MoveTag": func(v string) (string, string) {
+		return "", "{examples}move-tag{source} --tag " + v + " --revision REVISION"
+	},
+	"advisories.Default().Advisory(id)": func(string) (string, string) { return "", "ambient/advisories/advisories.yaml, under its id" },
 }
 
 // OptionName names a caller's option a finding's remedy names as this command's flag ("--jobs
@@ -124,11 +130,16 @@ func (c *Command) OptionName(o plan.RemedyOption) string {
 		return ""
 	}
 	name, text := f(o.Value)
-	if !c.Has(name) {
+	if name != "" && !c.Has(name) {
 		return ""
 	}
-	return text
+	source := strings.TrimPrefix(c.Line(c.Only(sourceFlags...)), c.Invocation)
+	return strings.NewReplacer("{examples}", strings.TrimSuffix(c.Invocation, c.Name), "{source}", source).Replace(text)
 }
+
+// sourceFlags are the flags that say where the mesh is read from, which a command naming another
+// example passes on.
+var sourceFlags = []string{"kubeconfig", "context", "from-dir", "demo"}
 
 // FlagRemedies rewrites the remedies of findings the command prints outside a runbook (a
 // readiness or compatibility report) to name its flags.
@@ -164,6 +175,9 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	}
 	if p == nil {
 		return planErr
+	}
+	if err := refuseBlockingWaivers(p, c); err != nil {
+		return err
 	}
 	var blocking, waivable []string
 	for _, f := range plan.Stopping(p.Findings) {
@@ -202,10 +216,37 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 		if f := c.fs.Lookup("waive"); f != nil && f.Value.String() != "" {
 			codes = f.Value.String() + "," + codes
 		}
-		return fmt.Errorf("%w: waivable findings %s stop it; review them (and their remedies), then to accept them plan again with: %s",
-			ErrNeedsWaiver, strings.Join(waivable, ", "), c.Line(append(c.Only(keepReplan...), "waive"), "--waive", codes))
+		what := "waivable findings of code " + waivable[0] + " stop it"
+		if len(waivable) > 1 {
+			what = "waivable findings of codes " + strings.Join(waivable, ", ") + " stop it"
+		}
+		return fmt.Errorf("%w: %s; review them and their remedies, and to accept them, plan again with: %s",
+			ErrNeedsWaiver, what, c.Line(append(c.Only(keepReplan...), "waive"), "--waive", codes))
 	}
 	return nil
+}
+
+// refuseBlockingWaivers refuses a --waive of a code the plan has blocking findings of: a blocking
+// finding cannot be waived, and a waiver that seems to accept it must not pass in silence (nor be
+// copied into the command that plans again). Severity is a finding's, not its code's, so this is
+// known once planned; the error names each such finding.
+func refuseBlockingWaivers(p *plan.Plan, c *Command) error {
+	f := c.fs.Lookup("waive")
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	waived, _ := Waivers(f.Value.String())
+	var bad []string
+	for _, fd := range p.Findings {
+		if fd.Severity == plan.Blocking && slices.Contains(waived, fd.Code) {
+			bad = append(bad, fmt.Sprintf("%s on %s", fd.Code, fd.Object))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return usage("--waive: the plan's finding %s is blocking, and no waiver accepts a blocking finding: fix its cause (its remedy in the plan above) and leave it out of --waive",
+		strings.Join(bad, ", finding "))
 }
 
 // keepReplan are the flags a command to plan again keeps.

@@ -20,8 +20,6 @@ type Next struct {
 	DryRun bool
 	// Namespace holds the Lease and the journal.
 	Namespace string
-	// RollbackFlag is the flag that undoes a step ("rollback", the default, or "rollback-to").
-	RollbackFlag string
 
 	mu       sync.Mutex
 	rollback string
@@ -70,12 +68,8 @@ var advices = []advice{
 		if rb == "" || n.DryRun {
 			return "the mesh is unhealthy after the last change and no earlier step has a rollback: fix the cause, then continue: " + n.resume()
 		}
-		flag := n.RollbackFlag
-		if flag == "" {
-			flag = "rollback"
-		}
 		return fmt.Sprintf("the mesh is unhealthy after the last change: roll back step %s with %s, then plan again; or fix the cause and continue: %s",
-			rb, n.Cmd.Line(n.Cmd.Only(sessionFlags...), "--"+flag, rb), n.resume())
+			rb, n.Cmd.Line(n.Cmd.Only(sessionFlags...), "--rollback", rb), n.resume())
 	}},
 	{[]error{execute.ErrStepBlocked, ambient.ErrBlocked, ErrBlocked, ErrNeedsWaiver}, func(n *Next) string {
 		return "findings or blocked steps stop the plan, and nothing was changed: fix the cause (each finding's remedy), or accept waivable findings, and plan again: " +

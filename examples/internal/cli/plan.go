@@ -43,10 +43,8 @@ func (f *Plan) Register(c *Command) {
 // Check refuses flag values that are wrong whatever the mesh: an unknown strategy, node-by-node
 // options with in-place, a target that is no version.
 func (f *Plan) Check() error {
-	if f.Target != "" {
-		if _, err := mesh.ParseVersion(f.Target); err != nil {
-			return usage("--target: %v", err)
-		}
+	if err := f.Charts.CheckTarget(f.Target); err != nil {
+		return err
 	}
 	switch ambient.Strategy(f.Strategy) {
 	case "", ambient.StrategyRevision, ambient.StrategyInPlace:
@@ -100,6 +98,23 @@ func (f *Charts) Register(c *Command) {
 		}
 		return nil
 	})
+}
+
+// CheckTarget refuses a --target that is no version, and, when neither --chart-index nor a
+// --charts repository names other release data, one the embedded data cannot target, before
+// anything is observed (after observation, Plan.Options checks it against the data in use).
+func (f *Charts) CheckTarget(target string) error {
+	if target == "" {
+		return nil
+	}
+	if f.ChartIndex != "" || f.Source().Repository != "" {
+		if _, err := mesh.ParseVersion(target); err != nil {
+			return usage("--target: %v", err)
+		}
+		return nil
+	}
+	_, err := CheckTarget(target, nil)
+	return err
 }
 
 // Source returns the chart source of --charts (checked by Parse).
@@ -234,15 +249,61 @@ type readCloser struct {
 
 func (r readCloser) Close() error { return r.close() }
 
-// target parses --target, or takes the newest patch of the minor after the running control plane.
-func (f *Plan) target(snap *mesh.Snapshot, data *releases.Data) (mesh.Version, error) {
-	if f.Target != "" {
-		return mesh.ParseVersion(f.Target)
+// CheckTarget parses a --target and refuses a version the release data cannot target (unknown,
+// a pre-release, a patch the chart index does not serve): a usage error naming the flag, what the data
+// has and how to pass data that has more.
+func CheckTarget(target string, data *releases.Data) (mesh.Version, error) {
+	v, err := mesh.ParseVersion(target)
+	if err != nil {
+		return v, usage("--target: %v", err)
 	}
 	if data == nil {
 		data = ambient.DefaultReleases()
 	}
+	if err := data.Check(v); err != nil {
+		newest := data.Newest()
+		if l, ok := data.Latest(v); ok {
+			newest = l
+		}
+		return v, usage("--target %s: the release data (%s) cannot target it (%s); target one it has (such as %s), or pass the index of a chart repository that serves it (--chart-index FILE|URL, or --charts URL)",
+			v, data.Origin(), unknownReason(err), newest)
+	}
+	return v, nil
+}
+
+// unknownReason is the data's reason for refusing a version, without its advice to a library
+// caller (the flags say how to pass other data).
+func unknownReason(err error) string {
+	msg := strings.TrimPrefix(err.Error(), releases.ErrUnknownVersion.Error()+": ")
+	if v, rest, ok := strings.Cut(msg, ": "); ok && !strings.Contains(v, " ") {
+		msg = rest // the version, which the caller names
+	}
+	if i := strings.Index(msg, "; pass newer release data"); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// target parses --target, or takes the newest patch of the minor after the running control plane.
+func (f *Plan) target(snap *mesh.Snapshot, data *releases.Data) (mesh.Version, error) {
+	if data == nil {
+		data = ambient.DefaultReleases()
+	}
 	cps := snap.ControlPlaneVersions()
+	if f.Target != "" {
+		v, err := CheckTarget(f.Target, data)
+		if err != nil {
+			return v, err
+		}
+		switch {
+		case len(cps) == 0:
+		case v.Less(cps[len(cps)-1]):
+			return v, usage("--target %s is older than the running control plane %s: downgrades are not planned; target %s or newer", v, cps[len(cps)-1], cps[len(cps)-1])
+		case v == cps[len(cps)-1] && ambient.Strategy(f.Strategy) != ambient.StrategyInPlace:
+			return v, usage("--target %s is the version the control plane runs: a revision upgrade needs a newer version (or --strategy in-place, to bring the other components to it)", v)
+		}
+		return v, nil
+	}
 	if len(cps) == 0 {
 		return mesh.Version{}, errors.New("no istiod found to upgrade from; pass --target")
 	}

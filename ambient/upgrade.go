@@ -2,6 +2,7 @@ package ambient
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,6 +48,11 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 	if len(cps) > 0 && opts.Target.Less(cps[len(cps)-1]) {
 		return nil, fmt.Errorf("%w: target %s is older than the running control plane %s; downgrades are not planned", ErrInvalidOptions, opts.Target, cps[len(cps)-1])
 	}
+	var chosen *plan.Finding
+	if opts.Strategy == "" {
+		opts.Strategy = DefaultStrategy(s)
+		chosen = strategyChosen(s, opts.Target)
+	}
 	hops, err := planHops(s, data, opts)
 	if err != nil {
 		return nil, err
@@ -67,6 +73,9 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 	}
 	p.Steps = make([]plan.Step, 0, len(hops)*(20+6*len(s.Nodes)+4*len(s.Tags)))
 	u := &upgrader{opts: opts, b: steps.New(p, steps.Options{Charts: opts.Charts, Values: opts.Values, Probe: opts.Probe})}
+	if chosen != nil {
+		u.b.Finding(*chosen)
+	}
 	cur := s
 	for i, hop := range hops {
 		prefix := ""
@@ -184,6 +193,36 @@ func planHops(s *mesh.Snapshot, data *releases.Data, opts UpgradeOptions) ([]mes
 			ErrInvalidOptions, opts.Target, opts.Target.MinorsAhead(base), base, hops[0])
 	}
 	return append(hops, opts.Target), nil
+}
+
+// DefaultStrategy is the control-plane strategy PlanUpgrade takes when UpgradeOptions.Strategy is
+// empty: in place for an unrevisioned control plane (its one istiod is revision "default", the
+// most common Helm install), since everything in the mesh refers to that istiod (ztunnel, sidecars
+// injected through istio-injection=enabled, gateways) and a revision upgrade could not remove it
+// until each was moved by hand; a revision upgrade (canary) otherwise.
+func DefaultStrategy(s *mesh.Snapshot) Strategy {
+	if s != nil && len(s.Revisions) > 0 && !slices.ContainsFunc(s.Revisions, func(r mesh.Revision) bool { return r.Name != "default" }) {
+		return StrategyInPlace
+	}
+	return StrategyRevision
+}
+
+// strategyChosen is the finding that says the default strategy is in place because the control
+// plane is unrevisioned, and how to ask for a canary instead; nil when the default is a revision.
+func strategyChosen(s *mesh.Snapshot, target mesh.Version) *plan.Finding {
+	if DefaultStrategy(s) != StrategyInPlace {
+		return nil
+	}
+	r := s.Revisions[0]
+	return &plan.Finding{Code: plan.CodeStrategyInPlaceForUnrevisioned, Severity: plan.Info,
+		Object:    mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
+		Component: "istiod/default",
+		Message: fmt.Sprintf("the control plane is unrevisioned (revision default), so it is upgraded in place to %s: its Helm release is upgraded and "+
+			"every reference to it (ztunnel, sidecars injected through istio-injection=enabled, gateways) keeps working; a revision upgrade would "+
+			"install %s beside it and could not remove it until each of those was moved off it", target, target.RevisionName()),
+		Remedy:        "to upgrade through a new revision beside it (a canary) instead, set UpgradeOptions.Strategy: revision",
+		RemedyOptions: []plan.RemedyOption{{Option: "UpgradeOptions.Strategy", Value: string(StrategyRevision)}},
+		Details:       map[string]string{"strategy": string(StrategyInPlace), "revision": "default"}}
 }
 
 // oldestComponent is the oldest version among istiod revisions, istio-cni and ztunnels.

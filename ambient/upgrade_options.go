@@ -49,7 +49,9 @@ var ErrBlocked = plan.ErrBlocked
 type UpgradeOptions struct {
 	// Target is the Istio version to reach.
 	Target mesh.Version
-	// Strategy for the control plane: StrategyRevision (default) or StrategyInPlace.
+	// Strategy for the control plane: StrategyRevision or StrategyInPlace; empty takes
+	// DefaultStrategy (in place for an unrevisioned control plane, a revision otherwise), and the
+	// plan says which it took.
 	Strategy Strategy
 	// Ztunnel is the ztunnel strategy with its options: ZtunnelNodeByNode{BatchSize: 5} (nil means
 	// ZtunnelNodeByNode{}), ZtunnelInPlace{} or ZtunnelBlueGreen{Capacity: ...}.

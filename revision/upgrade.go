@@ -273,10 +273,17 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 				what = append(what, ref.String())
 			}
 			rm.Blocked = fmt.Sprintf("revision %s is still referred to after the planned moves: %s", r.Name, strings.Join(what, "; "))
-			b.Finding(plan.Finding{Code: plan.CodeOldRevisionStillReferenced, Severity: plan.Info,
+			f := plan.Finding{Code: plan.CodeOldRevisionStillReferenced, Severity: plan.Info,
 				Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment}, Component: "istiod/" + r.Name,
 				Message: rm.Blocked,
-				Remedy:  fmt.Sprintf("point each of them at a tag or at %s, then re-plan; the removal step stays blocked until then", opts.NewRevision)})
+				Remedy:  fmt.Sprintf("point each of them at a tag or at %s, then re-plan; the removal step stays blocked, and the plan not runnable, until then", opts.NewRevision)}
+			if r.Name == "default" {
+				// An unrevisioned istiod is what everything refers to by default: upgrading it in
+				// place keeps every reference working (ambient.DefaultStrategy).
+				f.Remedy += "; or upgrade the unrevisioned control plane in place (UpgradeOptions.Strategy: in-place)"
+				f.RemedyOptions = []plan.RemedyOption{{Option: "UpgradeOptions.Strategy", Value: "in-place"}}
+			}
+			b.Finding(f)
 		}
 		b.Add(rm)
 		if rm.Blocked == "" {

@@ -96,9 +96,11 @@ const (
 	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
 	// CodeHelmReleaseValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
 	// command that saves their records). Object is the release namespace, Related the releases.
-	CodeHelmReleaseValuesUnknown            Code = "HELM_RELEASE_VALUES_UNKNOWN"
-	CodeZtunnelRevisionSwitchRestarts       Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
-	CodeUpgradeChained                      Code = "UPGRADE_CHAINED"
+	CodeHelmReleaseValuesUnknown      Code = "HELM_RELEASE_VALUES_UNKNOWN"
+	CodeZtunnelRevisionSwitchRestarts Code = "ZTUNNEL_REVISION_SWITCH_RESTARTS"
+	CodeUpgradeChained                Code = "UPGRADE_CHAINED"
+	// CodeStrategyInPlaceForUnrevisioned details: strategy, revision. Object is the istiod Deployment.
+	CodeStrategyInPlaceForUnrevisioned      Code = "STRATEGY_IN_PLACE_FOR_UNREVISIONED"
 	CodeOldRevisionStillReferenced          Code = "OLD_REVISION_STILL_REFERENCED"
 	CodeTagOwnedByOldRelease                Code = "TAG_OWNED_BY_OLD_RELEASE"
 	CodeZtunnelReplacementResetsConnections Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
@@ -203,6 +205,7 @@ var codeHelp = map[Code]string{
 	CodeHelmReleaseValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
 	CodeZtunnelRevisionSwitchRestarts:       "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
 	CodeUpgradeChained:                      "the upgrade is chained through intermediate minors",
+	CodeStrategyInPlaceForUnrevisioned:      "no strategy was given and the control plane is unrevisioned, so it is upgraded in place",
 	CodeOldRevisionStillReferenced:          "the old revision is still referred to after the planned moves, so its removal is blocked",
 	CodeTagOwnedByOldRelease:                "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
 	CodeZtunnelReplacementResetsConnections: "replacing ztunnel resets long-lived connections of pods on the node",

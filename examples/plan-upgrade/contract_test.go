@@ -17,6 +17,12 @@ func TestTheCLIContract(t *testing.T) {
 			Code: cli.ExitUsage, Want: []string{"--waive: the plan's finding TAG_REVISION_MISSING on MutatingWebhookConfiguration istio-revision-tag-canary is blocking"}},
 		{Name: "a blocking finding blocks the plan with exit 3", Args: []string{"--from-dir", clitest.CorpusDump("c03-tag-names-missing-revision")},
 			Code: cli.ExitBlocked, Want: []string{"the plan is blocked: blocking findings", "TAG_REVISION_MISSING"}},
+		{Name: "the most common install, an unrevisioned istiod from Helm, plans runnable by default, in place, and says how to ask for a canary",
+			Args: []string{"--from-dir", clitest.CorpusDump("m01-ingress-bypasses-waypoint")}, Code: cli.ExitOK,
+			Want: []string{"STRATEGY_IN_PLACE_FOR_UNREVISIONED", "--strategy revision"}, Not: []string{"istiod/default/remove"}},
+		{Name: "a canary of an unrevisioned istiod is blocked at its removal, and the finding names the strategy that is not",
+			Args: []string{"--from-dir", clitest.CorpusDump("m01-ingress-bypasses-waypoint"), "--strategy", "revision"}, Code: cli.ExitBlocked,
+			Want: []string{"OLD_REVISION_STILL_REFERENCED", "--strategy in-place", "istiod/default/remove"}},
 		{Name: "two sources are refused", Args: []string{"--demo", "--context", "prod"}, Code: cli.ExitUsage, Want: []string{"say where the mesh is read from once"}},
 	}...)
 	clitest.Contract(t, "plan-upgrade", run, rows)

@@ -115,6 +115,7 @@ var flagsOf = map[string]func(value string) (flag, text string){
 	"releases.LoadFile":          func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"releases.LoadHelmIndexFile": func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"Today":                      func(string) (string, string) { return "today", "--today YYYY-MM-DD" },
+	"UpgradeOptions.Strategy":    func(v string) (string, string) { return "strategy", "--strategy " + v },
 	// Not flags of the command: another example, or the file of the embedded data ("" applies to all).
 	"tags.MoveTag": func(v string) (string, string) {
 		return "", "{examples}move-tag{source} --tag " + v + " --revision REVISION"

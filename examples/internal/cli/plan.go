@@ -14,6 +14,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/releases"
+	"github.com/ambientkit/ambientkit/ambient/steps"
 	"github.com/ambientkit/ambientkit/ztunnel"
 )
 
@@ -32,7 +33,7 @@ type Plan struct {
 func (f *Plan) Register(c *Command) {
 	str := func(p *string, s Spec, def string) { c.add(s); c.fs.StringVar(p, s.Name, def, s.Usage) }
 	str(&f.Target, Spec{Name: "target", Arg: "VERSION", Usage: "Istio version to reach (default: the newest patch of the minor after the running control plane)", Example: "--target 1.31.4"}, "")
-	str(&f.Strategy, Spec{Name: "strategy", Arg: "revision|in-place", Usage: "control plane: a new istiod revision beside the old one (revision, default), or in place", Example: "--strategy in-place"}, "")
+	str(&f.Strategy, Spec{Name: "strategy", Arg: "revision|in-place", Usage: "control plane: a new istiod revision beside the old one (revision; the default), or in place (the default for an unrevisioned istiod)", Example: "--strategy in-place"}, "")
 	str(&f.Ztunnel, Spec{Name: "ztunnel", Arg: "node-by-node|in-place|blue-green", Usage: "ztunnel: cordon, drain and replace node by node (default), let the DaemonSet roll in place, or run a second ztunnel on new nodes and move workloads there (blue-green)", Example: "--ztunnel blue-green --green-nodepools general"}, "")
 	f.NodeFlags.Register(c, "node-by-node and blue-green: ", "blue-green: ")
 	f.Charts.Register(c)
@@ -299,7 +300,7 @@ func (f *Plan) target(snap *mesh.Snapshot, data *releases.Data) (mesh.Version, e
 		case len(cps) == 0:
 		case v.Less(cps[len(cps)-1]):
 			return v, usage("--target %s is older than the running control plane %s: downgrades are not planned; target %s or newer", v, cps[len(cps)-1], cps[len(cps)-1])
-		case v == cps[len(cps)-1] && ambient.Strategy(f.Strategy) != ambient.StrategyInPlace:
+		case v == cps[len(cps)-1] && steps.OrDefault(f.Strategy, string(ambient.DefaultStrategy(snap))) != string(ambient.StrategyInPlace):
 			return v, usage("--target %s is the version the control plane runs: a revision upgrade needs a newer version (or --strategy in-place, to bring the other components to it)", v)
 		}
 		return v, nil

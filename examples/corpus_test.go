@@ -27,15 +27,15 @@ var corpusExamples = []string{"plan-upgrade", "bluegreen-ztunnel", "migrate-name
 
 // corpusExpect is a state's expect.yaml (e2e/corpus/state.go writes it).
 type corpusExpect struct {
-	ID      string          `json:"id"`
-	Sources []string        `json:"sources"`
-	Command []string        `json:"command"`
-	Expect  []corpusFinding `json:"expect"`
-	Absent  []string        `json:"absent,omitempty"`
-	Values  []corpusValue   `json:"values,omitempty"`
-	Today   string          `json:"today"`
-	Answers string          `json:"answers"`
-	Pending bool            `json:"pending,omitempty"`
+	ID           string          `json:"id"`
+	Sources      []string        `json:"sources"`
+	Command      []string        `json:"command"`
+	Expect       []corpusFinding `json:"expect"`
+	Absent       []string        `json:"absent,omitempty"`
+	Values       []corpusValue   `json:"values,omitempty"`
+	BeforeCorpus string          `json:"beforeCorpus"`
+	Answers      string          `json:"answers"`
+	Pending      bool            `json:"pending,omitempty"`
 }
 
 // corpusFinding is one finding a state expects: its code and, when set, the object it names.

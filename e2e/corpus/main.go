@@ -39,7 +39,7 @@ func main() {
 	flag.Parse()
 	if *list {
 		for _, s := range states {
-			fmt.Printf("%-48s %-8s %s\n", s.ID, s.Today, s.Title)
+			fmt.Printf("%-48s %-8s %s\n", s.ID, s.BeforeCorpus, s.Title)
 		}
 		return
 	}
@@ -162,11 +162,11 @@ func checkStates(all []*State) error {
 			return fmt.Errorf("state %s expects no finding", s.ID)
 		case len(s.Command) == 0:
 			return fmt.Errorf("state %s names no command", s.ID)
-		case s.Today != todayAnswered && s.Today != todayMissed && s.Today != todayPartly:
-			return fmt.Errorf("state %s: Today is %q, want %s, %s or %s", s.ID, s.Today, todayAnswered, todayMissed, todayPartly)
-		case s.Today != todayAnswered && s.Before == "":
-			return fmt.Errorf("state %s was %s before the corpus: say why in Before", s.ID, s.Today)
-		case s.Today != todayAnswered && !s.Pending && s.Rule == "":
+		case s.BeforeCorpus != beforeAnswered && s.BeforeCorpus != beforeMissed && s.BeforeCorpus != beforePartly:
+			return fmt.Errorf("state %s: BeforeCorpus is %q, want %s, %s or %s", s.ID, s.BeforeCorpus, beforeAnswered, beforeMissed, beforePartly)
+		case s.BeforeCorpus != beforeAnswered && s.Before == "":
+			return fmt.Errorf("state %s was %s before the corpus: say why in Before", s.ID, s.BeforeCorpus)
+		case s.BeforeCorpus != beforeAnswered && !s.Pending && s.Rule == "":
 			return fmt.Errorf("state %s is answered by %s: name the rule in Rule", s.ID, s.Answers)
 		}
 		seen[s.ID] = true

@@ -12,11 +12,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// What today's code (main before the corpus landed) did with a state.
+// What main did with a state before the corpus landed (at 2f8753b): history, not what it does now.
 const (
-	todayAnswered = "answered"
-	todayMissed   = "missed"
-	todayPartly   = "partly"
+	beforeAnswered = "answered"
+	beforeMissed   = "missed"
+	beforePartly   = "partly"
 )
 
 // State is one broken-mesh state of the corpus.
@@ -43,9 +43,9 @@ type State struct {
 	// Values are Helm values the plan's steps must set (the fix a correct tool writes), when the
 	// right answer is a plan that avoids the break rather than a finding.
 	Values []ExpectedValue
-	// Today is what main answered before the corpus landed: answered, missed or partly (some of
+	// BeforeCorpus is what main answered before the corpus landed: answered, missed or partly (some of
 	// Expect).
-	Today string
+	BeforeCorpus string
 	// Answers names who makes the tool answer: "regression" (today's code), "corpus" (the rules
 	// that came with the corpus), or the area whose branch adds the rule.
 	Answers string
@@ -53,7 +53,7 @@ type State struct {
 	// state to be missed still, and fails once it is answered so the marker is removed.
 	Pending bool
 	// Before says why main at 2f8753b (before the corpus) missed the state: what it did not read or
-	// check. Required when Today is missed or partly.
+	// check. Required when BeforeCorpus is missed or partly.
 	Before string
 	// Rule names the code that answers the state now (file and function), for the index.
 	Rule string
@@ -80,20 +80,20 @@ type ExpectedValue struct {
 
 // expectFile is expect.yaml.
 type expectFile struct {
-	ID      string          `json:"id"`
-	Sources []string        `json:"sources"`
-	Command []string        `json:"command"`
-	Expect  []Expected      `json:"expect"`
-	Absent  []string        `json:"absent,omitempty"`
-	Values  []ExpectedValue `json:"values,omitempty"`
-	Today   string          `json:"today"`
-	Answers string          `json:"answers"`
-	Pending bool            `json:"pending,omitempty"`
+	ID           string          `json:"id"`
+	Sources      []string        `json:"sources"`
+	Command      []string        `json:"command"`
+	Expect       []Expected      `json:"expect"`
+	Absent       []string        `json:"absent,omitempty"`
+	Values       []ExpectedValue `json:"values,omitempty"`
+	BeforeCorpus string          `json:"beforeCorpus"`
+	Answers      string          `json:"answers"`
+	Pending      bool            `json:"pending,omitempty"`
 }
 
 // writeState writes README.md and expect.yaml beside the dump.
 func writeState(s *State, dir string) error {
-	ef := expectFile{ID: s.ID, Sources: s.Sources, Command: s.Command, Expect: s.Expect, Absent: s.Absent, Values: s.Values, Today: s.Today, Answers: s.Answers, Pending: s.Pending}
+	ef := expectFile{ID: s.ID, Sources: s.Sources, Command: s.Command, Expect: s.Expect, Absent: s.Absent, Values: s.Values, BeforeCorpus: s.BeforeCorpus, Answers: s.Answers, Pending: s.Pending}
 	b, err := yaml.Marshal(ef)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func writeState(s *State, dir string) error {
 	for _, v := range s.Values {
 		fmt.Fprintf(&r, "- and step `%s` sets `%s: %s`\n", v.Step, v.Key, v.Value)
 	}
-	fmt.Fprintf(&r, "\nBefore the corpus: %s. Answered by: %s.", s.Today, s.Answers)
+	fmt.Fprintf(&r, "\nBefore the corpus: %s. Answered by: %s.", s.BeforeCorpus, s.Answers)
 	if s.Before != "" {
 		fmt.Fprintf(&r, "\n\nWhy main (2f8753b) missed it: %s", wrapText(s.Before))
 	}
@@ -197,7 +197,7 @@ by one chart source.
 		if s.Pending {
 			by += " (pending)"
 		}
-		fmt.Fprintf(&b, "| [%s](%s/README.md) | %s | %s | %s | %s |\n", s.ID, s.ID, s.Sources[0], strings.Join(codes, ", "), s.Today, by)
+		fmt.Fprintf(&b, "| [%s](%s/README.md) | %s | %s | %s | %s |\n", s.ID, s.ID, s.Sources[0], strings.Join(codes, ", "), s.BeforeCorpus, by)
 	}
 	writeMissed(&b, all)
 	return os.WriteFile(filepath.Join(out, "README.md"), []byte(b.String()), 0o644)
@@ -209,7 +209,7 @@ func writeMissed(b *strings.Builder, all []*State) {
 	var answered, pending []*State
 	for _, s := range all {
 		switch {
-		case s.Today == todayAnswered:
+		case s.BeforeCorpus == beforeAnswered:
 		case s.Pending:
 			pending = append(pending, s)
 		default:

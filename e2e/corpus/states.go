@@ -94,9 +94,9 @@ spec:
   rules: [{backendRefs: [{name: web, port: 80}]}]
 `, nil)
 		},
-		Command: planUpgrade("1.24.3"),
-		Expect:  []Expected{{Code: "GATEWAY_NOT_OWNED", Object: "Gateway istio-ingress/gateway"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.24.3"),
+		Expect:       []Expected{{Code: "GATEWAY_NOT_OWNED", Object: "Gateway istio-ingress/gateway"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "plan-upgrade stopped with an internal error and no plan: the new revision's install step checked that the " +
 			"unowned Gateway stays owned by revision \"\", which plan.Validate refuses (GatewayOwner: param revision is required)",
 		Rule: "GATEWAY_NOT_OWNED (ambient/compat/revision.go checkGateways), reached now that revision.Upgrade no longer " +
@@ -122,9 +122,9 @@ spec:
 			}
 			return e.namespace(ctx, "legacy", map[string]string{"istio.io/rev": "canary"})
 		},
-		Command: planUpgrade("1.25.5"),
-		Expect:  []Expected{{Code: "TAG_REVISION_MISSING", Object: "MutatingWebhookConfiguration istio-revision-tag-canary"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.25.5"),
+		Expect:       []Expected{{Code: "TAG_REVISION_MISSING", Object: "MutatingWebhookConfiguration istio-revision-tag-canary"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:    "c04-stale-default-validator",
@@ -150,9 +150,9 @@ spec:
 			}
 			return ambientShop(ctx, e, nil)
 		},
-		Command: planUpgrade("1.32.0"),
-		Expect:  []Expected{{Code: "DEFAULT_REVISION_MISSING", Object: "ValidatingWebhookConfiguration istiod-default-validator"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.32.0"),
+		Expect:       []Expected{{Code: "DEFAULT_REVISION_MISSING", Object: "ValidatingWebhookConfiguration istiod-default-validator"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:      "m15-namespace-ambient-and-injection",
@@ -176,9 +176,9 @@ spec:
 			}
 			return e.app(ctx, App{Namespace: "calm", Name: "quotes"})
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "NAMESPACE_SIDECAR_AND_AMBIENT", Object: "Namespace mixed"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "NAMESPACE_SIDECAR_AND_AMBIENT", Object: "Namespace mixed"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:      "w09-waypoint-unowned-in-revisioned-mesh",
@@ -196,9 +196,9 @@ spec:
 			}
 			return e.waypoint(ctx, Waypoint{Namespace: "shop", Name: "waypoint", Version: "1.30.3", NoDeployment: true})
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "GATEWAY_NOT_OWNED", Object: "Gateway shop/waypoint"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "GATEWAY_NOT_OWNED", Object: "Gateway shop/waypoint"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	// ---- ztunnel ----------------------------------------------------------------------------------
 	{
@@ -218,10 +218,10 @@ spec:
 		Command: planUpgrade("1.25.2", "--strategy", "in-place"),
 		// The right answer is the plan that avoids the rename: it pins resourceName to the running
 		// name, says so, and has no rename left to report.
-		Expect: []Expected{{Code: "SETTING_DEFAULT_CHANGES", Object: "HelmRelease istio-system/istio-ztunnel"}},
-		Values: []ExpectedValue{{Step: "ztunnel/ztunnel/upgrade", Key: "resourceName", Value: "ztunnel"}},
-		Absent: []string{"ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"},
-		Today:  todayAnswered, Answers: byRegression,
+		Expect:       []Expected{{Code: "SETTING_DEFAULT_CHANGES", Object: "HelmRelease istio-system/istio-ztunnel"}},
+		Values:       []ExpectedValue{{Step: "ztunnel/ztunnel/upgrade", Key: "resourceName", Value: "ztunnel"}},
+		Absent:       []string{"ZTUNNEL_UPGRADE_RENAMES_DAEMONSET"},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:    "z02-ztunnel-untrusted-namespace",
@@ -237,9 +237,9 @@ spec:
 			}
 			return ambientShop(ctx, e, nil)
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "ZTUNNEL_NOT_TRUSTED", Object: "DaemonSet istio-system/ztunnel"}, {Code: "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "ZTUNNEL_NOT_TRUSTED", Object: "DaemonSet istio-system/ztunnel"}, {Code: "TRUSTED_ACCOUNT_WITHOUT_ZTUNNEL"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:      "z06-two-ztunnels-one-node",
@@ -264,9 +264,9 @@ spec:
 		},
 		// bluegreen-ztunnel refuses this cluster with an options error before it plans; the
 		// compatibility gate every primitive runs names the node.
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "ZTUNNEL_TWO_ON_ONE_NODE", Object: "Node general-2"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "ZTUNNEL_TWO_ON_ONE_NODE", Object: "Node general-2"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:      "z07-gitops-all-charts-at-once",
@@ -309,7 +309,7 @@ spec:
 		Expect: []Expected{{Code: "ZTUNNEL_ROLLOUT_INCOMPLETE", Object: "DaemonSet istio-system/ztunnel"},
 			{Code: "CNI_ROLLOUT_INCOMPLETE", Object: "DaemonSet istio-system/istio-cni-node"},
 			{Code: "AMBIENT_NODE_WITHOUT_READY_ZTUNNEL", Object: "Node general-1"}},
-		Today: todayAnswered, Answers: byRegression,
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	// ---- migration: regressions -------------------------------------------------------------------
 	{
@@ -357,7 +357,7 @@ spec:
 		Command: migrateNS("shop"),
 		Expect: []Expected{{Code: "TELEMETRY_HTTP_METRICS_LOST", Object: "PrometheusRule monitoring/shop-alerts"},
 			{Code: "TELEMETRY_HTTP_METRICS_LOST", Object: "MetricTemplate flagger/request-duration"}},
-		Today: todayAnswered, Answers: byRegression,
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 	{
 		ID:      "w07-ztunnel-rejects-custom-policy",
@@ -389,9 +389,9 @@ spec:
 				"type": "ZtunnelAccepted", "status": "False", "reason": "UnsupportedValue", "message": "ztunnel does not support the CUSTOM action",
 				"lastTransitionTime": "2026-11-30T00:00:00Z", "observedGeneration": 1}}})
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT", Object: "AuthorizationPolicy shop/ext-authz"}},
-		Today:   todayAnswered, Answers: byRegression,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT", Object: "AuthorizationPolicy shop/ext-authz"}},
+		BeforeCorpus: beforeAnswered, Answers: byRegression,
 	},
 }
 

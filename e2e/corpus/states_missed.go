@@ -46,9 +46,9 @@ spec:
     ports: [{protocol: TCP, port: 8080}]
 `, nil)
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the observer did not read NetworkPolicies (networking.k8s.io), so no rule could see that the namespace's only ingress rule admits port 8080 and not HBONE's 15008",
 		Rule:   "compat.NetworkPolicyFindings (ambient/compat/network.go), which migrate.MigrateNamespace runs for the namespace it moves",
 	},
@@ -75,9 +75,9 @@ spec:
   - ports: [{protocol: TCP, port: 8080}]
 `, nil)
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "NetworkPolicies were not read, and the upgrade gate had no rule about the network an ambient namespace already runs in",
 		Rule:   "networkPolicyRules in the compatibility gate (ambient/compat/network.go), run by every primitive",
 	},
@@ -111,10 +111,10 @@ spec:
   ingress: [{from: [{podSelector: {}}]}]
 `, nil)
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "NETWORKPOLICY_BLOCKS_AMBIENT_PROBES", Object: "Deployment shop/web"}},
-		Absent:  []string{"NETWORKPOLICY_BLOCKS_HBONE"},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "NETWORKPOLICY_BLOCKS_AMBIENT_PROBES", Object: "Deployment shop/web"}},
+		Absent:       []string{"NETWORKPOLICY_BLOCKS_HBONE"},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "NetworkPolicies were not read, and nothing knew that istio-cni SNATs kubelet probes to 169.254.7.127 in ambient",
 		Rule:   "compat.NetworkPolicyFindings (ambient/compat/network.go: ruleAdmits against 169.254.7.127 for workloads with probes)",
 	},
@@ -134,9 +134,9 @@ spec:
 				PodAnnotations: map[string]string{"traffic.sidecar.istio.io/excludeOutboundPorts": "5432",
 					"traffic.sidecar.istio.io/excludeOutboundIPRanges": "169.254.169.254/32"}})
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT", Object: "Deployment shop/db-client"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT", Object: "Deployment shop/db-client"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "pod template annotations other than redirection and sidecar status were dropped by the observer, and the migration had no list of sidecar-only annotations",
 		Rule:   "workloadChanges (migrate/ambientchanges.go) on the traffic.sidecar.istio.io/* annotations the observer now keeps",
 	},
@@ -163,9 +163,9 @@ spec:
   egress: [{hosts: ["./*", "istio-system/*"]}]
 `, nil)
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "SIDECAR_RESOURCE_NO_EFFECT", Object: "Sidecar shop/default"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "SIDECAR_RESOURCE_NO_EFFECT", Object: "Sidecar shop/default"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the Sidecar kind (networking.istio.io) was not read at all",
 		Rule:   "sidecarResources (migrate/ambientchanges.go) on the Sidecar objects the observer now reads",
 	},
@@ -199,9 +199,9 @@ spec:
   ports: [{number: 6379, name: tcp-redis, protocol: TCP}]
 `, nil)
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED", Object: "ServiceEntry redis/redis-default"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED", Object: "ServiceEntry redis/redis-default"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "ServiceEntries were not read, and no rule knew that istiod before 1.28 gives ztunnel resolution NONE entries without endpoints",
 		Rule:   "serviceEntriesNone (migrate/ambientchanges.go), bound to the running istiod's version",
 	},
@@ -223,9 +223,9 @@ spec:
 			}
 			return e.cronJobRun(ctx, "shop", "nightly", []string{"sh", "-c", "run-report && curl -fsS -X POST http://127.0.0.1:15020/quitquitquit"})
 		},
-		Command: migrateNS("shop"),
-		Expect:  []Expected{{Code: "WORKLOAD_CALLS_SIDECAR_AGENT", Object: "CronJob shop/nightly"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop"),
+		Expect:       []Expected{{Code: "WORKLOAD_CALLS_SIDECAR_AGENT", Object: "CronJob shop/nightly"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "Jobs and CronJobs were observed as metadata only and container commands were dropped",
 		Rule:   "workloadChanges (migrate/ambientchanges.go) on the container commands the observer now keeps",
 	},
@@ -277,9 +277,9 @@ spec:
   to: [{group: "", kind: Service}]
 `, nil)
 		},
-		Command: migrateNS("shop", "--waypoint", "waypoint", "--apply", "all"),
-		Expect:  []Expected{{Code: "INGRESS_BYPASSES_WAYPOINT", Object: "Service shop/web"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      migrateNS("shop", "--waypoint", "waypoint", "--apply", "all"),
+		Expect:       []Expected{{Code: "INGRESS_BYPASSES_WAYPOINT", Object: "Service shop/web"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "HTTPRoutes and the istio.io/ingress-use-waypoint label were not read; the migration never related an ingress route to the waypoint its policies move to",
 		Rule:   "ingressBypass (migrate/ambientchanges.go) over the observed HTTPRoutes, Gateways and Service labels",
 	},
@@ -301,9 +301,9 @@ spec:
 			}
 			return e.app(ctx, App{Namespace: "infra", Name: "registry"})
 		},
-		Command: planUpgrade("1.30.8", "--strategy", "in-place"),
-		Expect:  []Expected{{Code: "CNI_EXCLUDES_AMBIENT_NAMESPACE", Object: "Namespace infra"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.30.8", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "CNI_EXCLUDES_AMBIENT_NAMESPACE", Object: "Namespace infra"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "only the AMBIENT_* keys of istio-cni-config were kept (not EXCLUDE_NAMESPACES), and no rule knew the 1.30 agent honours the list",
 		Rule:   "checkExcludedAmbient (ambient/compat/cniconfig.go), bound to targets from 1.30",
 	},
@@ -328,9 +328,9 @@ spec:
 			_, err := e.dyn.Resource(gvrDaemonSet).Namespace(istioNS).Patch(ctx, "istio-cni-node", types.JSONPatchType, []byte(patch), metav1.PatchOptions{})
 			return err
 		},
-		Command: planUpgrade("1.24.6", "--strategy", "in-place"),
-		Expect:  []Expected{{Code: "CNI_ENV_REFERENCES_MISSING_KEY", Object: "DaemonSet istio-system/istio-cni-node"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.24.6", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "CNI_ENV_REFERENCES_MISSING_KEY", Object: "DaemonSet istio-system/istio-cni-node"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the istio-cni DaemonSet's env was not observed, so an env var reading a key the ConfigMap lacks went unseen (only CNI_ROLLOUT_INCOMPLETE once pods fail)",
 		Rule:   "checkCNIEnvKeys (ambient/compat/cniconfig.go)",
 	},
@@ -356,10 +356,10 @@ spec:
 			}
 			return ambientShop(ctx, e, nil)
 		},
-		NoBaseNodes: true,
-		Command:     planUpgrade("1.27.9", "--strategy", "in-place"),
-		Expect:      []Expected{{Code: "CNI_BIN_DIR_WRONG_FOR_PLATFORM", Object: "DaemonSet istio-system/istio-cni-node"}},
-		Today:       todayMissed, Answers: byCorpus,
+		NoBaseNodes:  true,
+		Command:      planUpgrade("1.27.9", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "CNI_BIN_DIR_WRONG_FOR_PLATFORM", Object: "DaemonSet istio-system/istio-cni-node"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the istio-cni DaemonSet's host paths were not observed, and nothing compared them with the nodes' platform",
 		Rule:   "checkCNIBinDir (ambient/compat/cniconfig.go) on the DaemonSet's cni-bin-dir volume and GKE node labels",
 	},
@@ -384,9 +384,9 @@ metadata: {name: cilium-config, namespace: kube-system}
 data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacement: "true", bpf-lb-sock-hostns-only: "true"}
 `, nil)
 		},
-		Command: planUpgrade("1.28.10", "--strategy", "in-place"),
-		Expect:  []Expected{{Code: "PRIMARY_CNI_INCOMPATIBLE", Object: "ConfigMap kube-system/cilium-config"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.28.10", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "PRIMARY_CNI_INCOMPATIBLE", Object: "ConfigMap kube-system/cilium-config"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "kube-system/cilium-config was not read",
 		Rule:   "primaryCNIRules (ambient/compat/network.go) on the primary CNI's settings the observer now reads",
 	},
@@ -410,9 +410,9 @@ data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacem
 			}
 			return ambientShop(ctx, e, map[string]string{"istio.io/use-waypoint": "shared-waypoint", "istio.io/use-waypoint-namespace": "infra"})
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "WAYPOINT_DOES_NOT_ALLOW_NAMESPACE", Object: "Namespace shop"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "WAYPOINT_DOES_NOT_ALLOW_NAMESPACE", Object: "Namespace shop"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "Gateway listeners and allowedRoutes were not observed; the planners took a namespace's use-waypoint label as bound",
 		Rule:   "checkWaypointAllowed (ambient/compat/waypointbind.go)",
 	},
@@ -440,9 +440,9 @@ data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacem
 					"message": "port 15008 not found for hostname waypoint.shop.svc.cluster.local", "lastTransitionTime": "2026-11-30T00:00:00Z", "observedGeneration": 1},
 			}})
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "WAYPOINT_NOT_PROGRAMMED", Object: "Gateway shop/waypoint"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "WAYPOINT_NOT_PROGRAMMED", Object: "Gateway shop/waypoint"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "Gateway status conditions were not observed; waypoint readiness counted ready pods only",
 		Rule:   "checkWaypointProgrammed (ambient/compat/waypointbind.go) on the Programmed condition",
 	},
@@ -472,9 +472,9 @@ spec:
   rules: [{backendRefs: [{name: web, port: 80, weight: 90}, {name: web-v2, port: 80, weight: 10}]}]
 `, nil)
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "ROUTE_PARENT_HAS_NO_WAYPOINT", Object: "HTTPRoute shop/web-split"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "ROUTE_PARENT_HAS_NO_WAYPOINT", Object: "HTTPRoute shop/web-split"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "existing HTTPRoutes were not read (the migration writes HTTPRoutes, it did not look at the ones there)",
 		Rule:   "checkRouteParents (ambient/compat/waypointbind.go)",
 	},
@@ -501,9 +501,9 @@ spec:
   rules: [{to: [{operation: {methods: [GET]}}]}]
 `, nil)
 		},
-		Command: planUpgrade("1.31.4"),
-		Expect:  []Expected{{Code: "WAYPOINT_REFERENCE_DANGLING", Object: "Namespace shop"}},
-		Today:   todayPartly, Answers: byDanglingRef,
+		Command:      planUpgrade("1.31.4"),
+		Expect:       []Expected{{Code: "WAYPOINT_REFERENCE_DANGLING", Object: "Namespace shop"}},
+		BeforeCorpus: beforePartly, Answers: byDanglingRef,
 		Rule:   "checkWaypointReferences in the compatibility gate (ambient/compat/references.go), run by every primitive",
 		Before: "WAYPOINT_NOT_READY and WAYPOINT_NEEDED_BUT_MISSING speak only inside the migration of the namespace that needs the waypoint; the upgrade gate said nothing of a label that names no Gateway",
 	},
@@ -554,7 +554,7 @@ spec:
 		Command: []string{"move-tag", "--tag", "prod", "--revision", "1-30-1", "--assume-installed", ""},
 		Expect: []Expected{{Code: "GATEWAY_REVISION_CHANGE_DROPS_CONFIG", Object: "Gateway shop/waypoint"},
 			{Code: "GATEWAY_REVISION_CHANGE_DROPS_CONFIG", Object: "Gateway ingress/public"}},
-		Today: todayMissed, Answers: byCorpus,
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "tags.MoveTag said only that the waypoint is redeployed; no version-bound hazard reached a finding",
 		Rule:   "tags.MoveTag (gatewayDropFindings) through compat.GatewayRevisionChangeFindings (ambient/compat/gatewayrev.go), its ranges from advisory istio#59959 (ambient/advisories)",
 	},
@@ -584,9 +584,9 @@ spec:
   rules: [{}]
 `, nil)
 		},
-		Command: planUpgrade("1.29.6", "--strategy", "in-place"),
-		Expect:  []Expected{{Code: "DRY_RUN_POLICY_ENFORCED_BY_OLD_ZTUNNEL", Object: "AuthorizationPolicy shop/deny-all-dry"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.29.6", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "DRY_RUN_POLICY_ENFORCED_BY_OLD_ZTUNNEL", Object: "AuthorizationPolicy shop/deny-all-dry"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the migration assumed AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY unset (AUTHZ_DRY_RUN_IGNORED), and no rule related istiod's setting to ztunnel's version",
 		Rule:   "dryRunSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio-note/authz-dry-run-ambient (ambient/advisories)",
 	},
@@ -616,9 +616,9 @@ spec:
   ports: [{number: 6379, name: tcp-redis, protocol: TCP}]
 `, nil)
 		},
-		Command: planUpgrade("1.28.10", "--strategy", "in-place"),
-		Expect:  []Expected{{Code: "SERVICEENTRY_NACKED_BY_OLD_ZTUNNEL", Object: "ServiceEntry shop/redis-vm"}},
-		Today:   todayMissed, Answers: byCorpus,
+		Command:      planUpgrade("1.28.10", "--strategy", "in-place"),
+		Expect:       []Expected{{Code: "SERVICEENTRY_NACKED_BY_OLD_ZTUNNEL", Object: "ServiceEntry shop/redis-vm"}},
+		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "ServiceEntries were not read and no rule knew ztunnel 1.27 NACKs resolution NONE entries sent by istiod 1.28",
 		Rule:   "serviceEntryNoneSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio#57656 (ambient/advisories)",
 	},

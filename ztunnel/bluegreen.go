@@ -189,7 +189,8 @@ func (g BlueGreen) Validate() error {
 
 // BlueGreenOptions configure BlueGreenZtunnel.
 type BlueGreenOptions struct {
-	// Target is green's version (the ztunnel chart's version). Required.
+	// Target is green's version (the ztunnel chart's version). Required; DefaultTarget is the
+	// version a caller with none in mind would take.
 	Target mesh.Version
 	// Revision is the istiod revision green connects to; empty means the one blue connects to.
 	Revision string
@@ -240,8 +241,12 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 			plan.ErrInvalidOptions, len(s.Ztunnels), ztunnelNames(s))
 	}
 	z := s.Ztunnels[0]
+	name := fmt.Sprintf("blue-green ztunnel %s/%s (%s) → %s", z.Namespace, z.Name, z.Version, opts.Target)
+	if z.Version == opts.Target {
+		name = fmt.Sprintf("blue-green ztunnel %s/%s, same version %s (new pods on the green nodes)", z.Namespace, z.Name, z.Version)
+	}
 	p := plan.New(plan.Metadata{
-		Name:        fmt.Sprintf("blue-green ztunnel %s/%s (%s) → %s", z.Namespace, z.Name, z.Version, opts.Target),
+		Name:        name,
 		Operation:   "bluegreen-ztunnel",
 		Fingerprint: s.Fingerprint(),
 		From:        z.Version,
@@ -506,3 +511,20 @@ func (x *bg) chartVersion(h mesh.HelmRelease, fallback mesh.Version) mesh.Versio
 
 // labelNodePool is the label Karpenter puts on the nodes of a NodePool.
 const labelNodePool = "karpenter.sh/nodepool"
+
+// DefaultTarget is the version a blue-green takes when its caller names none: that of the istiod
+// the running ztunnel connects to, when it is newer (ztunnel catches up with its control plane);
+// else the running ztunnel's own (a same-version move to new pods, for new nodes or settings). Zero
+// when the snapshot has not exactly one ztunnel.
+func DefaultTarget(s *mesh.Snapshot) mesh.Version {
+	if s == nil || len(s.Ztunnels) != 1 {
+		return mesh.Version{}
+	}
+	z := s.Ztunnels[0]
+	if rev, ok := s.ZtunnelRevision(z); ok {
+		if r, ok := s.Revision(rev); ok && !r.Version.IsZero() && z.Version.Less(r.Version) {
+			return r.Version
+		}
+	}
+	return z.Version
+}

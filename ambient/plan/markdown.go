@@ -144,8 +144,8 @@ func renderHeader(b *strings.Builder, p *Plan, opts MarkdownOptions) {
 	b.WriteString("\n")
 }
 
-// NotRunnable says why the plan cannot run, one reason each ("waivable finding `PDB_BLOCKS_DRAIN`
-// stops it until waived (or fixed)"); none when it can (Runnable).
+// NotRunnable says why the plan cannot run, one reason each ("waivable findings of code
+// `PDB_BLOCKS_DRAIN` stop it until waived or fixed"); none when it can (Runnable).
 func NotRunnable(p *Plan) []string {
 	var out []string
 	var blocking, waivable []string
@@ -156,21 +156,21 @@ func NotRunnable(p *Plan) []string {
 			waivable = appendNew(waivable, "`"+string(f.Code)+"`")
 		}
 	}
-	findings := func(n int) string {
-		if n == 1 {
-			return "finding"
+	ofCodes := func(codes []string) string { // findings are counted by code: "of code `X`", "of codes `X`, `Y`"
+		if len(codes) == 1 {
+			return "of code " + codes[0]
 		}
-		return "findings"
+		return "of codes " + strings.Join(codes, ", ")
 	}
 	if len(blocking) > 0 {
 		what := "fix the cause, then plan again"
 		if len(p.Steps) == 0 {
 			what += " (the plan has no steps until then)"
 		}
-		out = append(out, fmt.Sprintf("blocking %s %s stop it: %s", findings(len(blocking)), strings.Join(blocking, ", "), what))
+		out = append(out, fmt.Sprintf("blocking findings %s stop it: %s", ofCodes(blocking), what))
 	}
 	if len(waivable) > 0 {
-		out = append(out, fmt.Sprintf("waivable %s %s stop it until waived or fixed", findings(len(waivable)), strings.Join(waivable, ", ")))
+		out = append(out, fmt.Sprintf("waivable findings %s stop it until waived or fixed", ofCodes(waivable)))
 	}
 	var blocked []string
 	for _, s := range p.Steps {

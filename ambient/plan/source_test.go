@@ -52,7 +52,7 @@ func TestTheHeaderSaysWhyAPlanIsNotRunnable(t *testing.T) {
 	p.Findings = []plan.Finding{{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "PodDisruptionBudget", Namespace: "shop", Name: "db"}, Message: "0 disruptions"}}
 	p.Steps[2].Blocked = "nothing runs 1-31-4 yet"
 	md := render(t, p, plan.MarkdownOptions{})
-	want := "- status: **not runnable**: waivable finding `PDB_BLOCKS_DRAIN` stop it until waived or fixed; 1 step is blocked: `" + p.Steps[2].ID + "`"
+	want := "- status: **not runnable**: waivable findings of code `PDB_BLOCKS_DRAIN` stop it until waived or fixed; 1 step is blocked: `" + p.Steps[2].ID + "`"
 	if !strings.Contains(md, want) {
 		t.Errorf("runbook lacks %q:\n%.600s", want, md)
 	}

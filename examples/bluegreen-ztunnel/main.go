@@ -37,7 +37,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c := cli.NewCommand("bluegreen-ztunnel", synopsis, stdout)
 	var src cli.Source
 	src.Register(c, true)
-	target := c.String(cli.Spec{Name: "target", Arg: "VERSION", Usage: "green's version (default: the running ztunnel's)", Example: "--target 1.31.5"}, "")
+	target := c.String(cli.Spec{Name: "target", Arg: "VERSION", Usage: "green's version (default: that of the istiod blue connects to, when newer than blue; else blue's own)", Example: "--target 1.31.5"}, "")
 	var nf cli.NodeFlags
 	nf.Register(c, "", "")
 	var charts cli.Charts
@@ -69,8 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if opts.Target, err = cli.CheckTarget(*target, opts.Releases); err != nil {
 				return err
 			}
-		} else if len(snap.Ztunnels) > 0 {
-			opts.Target = snap.Ztunnels[0].Version
+		} else {
+			opts.Target = ztunnel.DefaultTarget(snap)
 		}
 		if run.Plan, run.PlanErr = ztunnel.BlueGreenZtunnel(snap, opts); run.Plan == nil {
 			return run.PlanErr

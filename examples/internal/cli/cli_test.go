@@ -270,8 +270,8 @@ func TestVerdictTellsBlockedFromWaivable(t *testing.T) {
 		{name: "earlier waivers are kept in the command", findings: []plan.Finding{f(plan.CodeTargetEndOfLife, plan.Waivable, false), f(plan.CodePDBBlocksDrain, plan.Waivable, true)},
 			args: []string{"--waive", "PDB_BLOCKS_DRAIN"}, want: ExitNeedsWaiver, says: "upgrade --context test --waive PDB_BLOCKS_DRAIN,TARGET_END_OF_LIFE"},
 		{name: "a blocked step is blocked, whatever can be waived", findings: []plan.Finding{f(plan.CodePDBBlocksDrain, plan.Waivable, false)}, blocked: "namespace payments uses it",
-			want: ExitBlocked, says: "blocked steps last (namespace payments uses it) (waivable findings PDB_BLOCKS_DRAIN also stop it)"},
-		{name: "a blocking finding is blocked", findings: []plan.Finding{f(plan.CodeCNIAheadOfControlPlane, plan.Blocking, false)}, want: ExitBlocked, says: "blocking findings CNI_AHEAD_OF_CONTROL_PLANE"},
+			want: ExitBlocked, says: "blocked steps last (namespace payments uses it) (waivable findings of code PDB_BLOCKS_DRAIN also stop it)"},
+		{name: "a blocking finding is blocked", findings: []plan.Finding{f(plan.CodeCNIAheadOfControlPlane, plan.Blocking, false)}, want: ExitBlocked, says: "blocking findings of code CNI_AHEAD_OF_CONTROL_PLANE"},
 	}
 	for _, tc := range cases {
 		c, _ := upgradeCommand(t, tc.args...)

@@ -200,7 +200,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	}
 	var why []string
 	if len(blocking) > 0 {
-		why = append(why, "blocking findings "+strings.Join(blocking, ", "))
+		why = append(why, "blocking findings "+ofCodes(blocking))
 	}
 	if len(blocked) > 0 {
 		why = append(why, "blocked steps "+strings.Join(blocked, "; "))
@@ -208,7 +208,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	if len(why) > 0 {
 		also := ""
 		if len(waivable) > 0 {
-			also = fmt.Sprintf(" (waivable findings %s also stop it)", strings.Join(waivable, ", "))
+			also = fmt.Sprintf(" (waivable findings %s also stop it)", ofCodes(waivable))
 		}
 		return fmt.Errorf("%w: %s%s; fix the cause (each finding's remedy), then plan again: %s", ErrBlocked, strings.Join(why, "; "), also, c.Line(c.Only(keepReplan...)))
 	}
@@ -217,14 +217,19 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 		if f := c.fs.Lookup("waive"); f != nil && f.Value.String() != "" {
 			codes = f.Value.String() + "," + codes
 		}
-		what := "waivable findings of code " + waivable[0] + " stop it"
-		if len(waivable) > 1 {
-			what = "waivable findings of codes " + strings.Join(waivable, ", ") + " stop it"
-		}
+		what := "waivable findings " + ofCodes(waivable) + " stop it"
 		return fmt.Errorf("%w: %s; review them and their remedies, and to accept them, plan again with: %s",
 			ErrNeedsWaiver, what, c.Line(append(c.Only(keepReplan...), "waive"), "--waive", codes))
 	}
 	return nil
+}
+
+// ofCodes names findings by their codes: "of code X", "of codes X, Y".
+func ofCodes(codes []string) string {
+	if len(codes) == 1 {
+		return "of code " + codes[0]
+	}
+	return "of codes " + strings.Join(codes, ", ")
 }
 
 // refuseBlockingWaivers refuses a --waive of a code the plan has blocking findings of: a blocking

@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"sigs.k8s.io/yaml"
 
@@ -164,6 +167,11 @@ func runState(t *testing.T, bin string, x corpusExpect, dump string) ([]answer, 
 	}
 	if err != nil {
 		t.Fatalf("%s %v: the output is not the plan's JSON (%v)\n--- stdout\n%s\n%s", x.Command[0], args, err, tail(string(stdout), 20), out)
+	}
+	if os.Getenv("CORPUS_EXAMPLES_BIN") == "" {
+		if err := validatePlan(t, stdout); err != nil {
+			t.Errorf("%s %v: the plan's JSON does not validate against plan.JSONSchema: %v", x.Command[0], args, err)
+		}
 	}
 	var as []answer
 	for _, f := range doc.Findings {
@@ -339,4 +347,33 @@ func TestCorpusFindingsTable(t *testing.T) {
 	if len(got) != 1 || got[0].code != "TAG_REVISION_MISSING" || got[0].objects[0] != "MutatingWebhookConfiguration istio-revision-tag-canary" {
 		t.Errorf("findingsTable = %+v, want the one row's code and object", got)
 	}
+}
+
+var planSchema struct {
+	once sync.Once
+	sch  *jsonschema.Schema
+	err  error
+}
+
+// validatePlan validates a plan document against the plan's JSON Schema (plan.JSONSchema).
+func validatePlan(t *testing.T, doc []byte) error {
+	t.Helper()
+	planSchema.once.Do(func() {
+		var s any
+		if s, planSchema.err = jsonschema.UnmarshalJSON(bytes.NewReader(plan.JSONSchema())); planSchema.err != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if planSchema.err = c.AddResource("plan.schema.json", s); planSchema.err == nil {
+			planSchema.sch, planSchema.err = c.Compile("plan.schema.json")
+		}
+	})
+	if planSchema.err != nil {
+		t.Fatalf("compile plan.JSONSchema: %v", planSchema.err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return planSchema.sch.Validate(inst)
 }

@@ -36,8 +36,9 @@ type Metadata struct {
 	// From and To are the versions, for upgrades.
 	From mesh.Version `json:"from,omitzero"`
 	To   mesh.Version `json:"to,omitzero"`
-	// Options echo the options the planner was called with, as strings, for the reviewer.
-	Options map[string]string `json:"options,omitempty"`
+	// Options echo the options the planner was called with, for the reviewer: strings in Go, typed
+	// in the document (Options).
+	Options Options `json:"options,omitempty"`
 	// Source says where the snapshot the plan was made from was read, as the program that planned
 	// recorded it (see SourceText): "live:<context>@<server>", "offline:<folder>", or "demo" for the
 	// embedded demo mesh, which is no cluster. Empty when the caller did not say. Planners do not set

@@ -10,17 +10,21 @@ import (
 // Versions of the plan document. The Go types of this package are the in-memory model; the document
 // a plan is written as is versioned apart from them:
 //
-//   - ambientkit.io/v1alpha2 (APIVersion) is what EncodeYAML and EncodeJSON write, the shape the
-//     schema file testdata/schema/plan.v1alpha2.txt pins;
-//   - ambientkit.io/v1alpha1 (APIVersionV1Alpha1), written up to December 2026, is still read:
-//     Decode converts it (a step's postconditions were called "verification"; there were no waves).
+//   - ambientkit.io/v1alpha3 (APIVersion) is what EncodeYAML and EncodeJSON write, the shape the
+//     schema file testdata/schema/plan.v1alpha3.txt pins and the JSON Schema plan.schema.json
+//     describes: a status, findings and steps always present ([] when empty), typed options;
+//   - ambientkit.io/v1alpha2 (APIVersionV1Alpha2), written up to December 2026, is still read: its
+//     options were all strings, which Options reads as well, and it had no status;
+//   - ambientkit.io/v1alpha1 (APIVersionV1Alpha1) is still read: Decode converts it (a step's
+//     postconditions were called "verification"; there were no waves).
 //
 // The rule: within a version, fields are only added, optional, with a zero value that means what
 // the field's absence meant before. Renaming or removing a field, or changing what a value means,
 // makes a new version: its conversion from the version before joins conversions, and a document
 // written by the older version is kept as a test that it still decodes to the same plan.
 const (
-	APIVersion         = "ambientkit.io/v1alpha2"
+	APIVersion         = "ambientkit.io/v1alpha3"
+	APIVersionV1Alpha2 = "ambientkit.io/v1alpha2"
 	APIVersionV1Alpha1 = "ambientkit.io/v1alpha1"
 )
 
@@ -32,7 +36,8 @@ type conversion struct {
 
 // conversions lead from each older version to the next, up to APIVersion.
 var conversions = map[string]conversion{
-	APIVersionV1Alpha1: {next: APIVersion, convert: v1alpha1To2},
+	APIVersionV1Alpha1: {next: APIVersionV1Alpha2, convert: v1alpha1To2},
+	APIVersionV1Alpha2: {next: APIVersion, convert: v1alpha2To3},
 }
 
 // Versions returns every version Decode reads, oldest first; the last is APIVersion.
@@ -73,6 +78,10 @@ func convert(j []byte) ([]byte, error) {
 	}
 	return json.Marshal(doc)
 }
+
+// v1alpha2To3 changes nothing in the document: v1alpha3 writes options typed and adds the
+// status, and Options and Plan read v1alpha2's string options and missing status as they were.
+func v1alpha2To3(map[string]json.RawMessage) error { return nil }
 
 // v1alpha1To2 renames each step's and rollback's "verification" to "postconditions".
 func v1alpha1To2(doc map[string]json.RawMessage) error {

@@ -2,6 +2,8 @@ package plan_test
 
 import (
 	"bytes"
+	"encoding"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -92,7 +94,7 @@ func TestACurrentPlanRoundTripsByteForByte(t *testing.T) {
 // shape: a field added is fine within a version (update the schema file with -update), a field
 // renamed, removed or retyped needs a new version and its conversion (see plan.APIVersion).
 func TestThePlanDocumentSchemaIsPinned(t *testing.T) {
-	got := strings.Join(schemaOf(reflect.TypeOf(plan.Plan{}), "", map[reflect.Type]bool{}), "\n") + "\n"
+	got := strings.Join(schemaOf(plan.WireType, "", map[reflect.Type]bool{}), "\n") + "\n"
 	path := filepath.Join("testdata", "schema", "plan."+strings.TrimPrefix(plan.APIVersion, "ambientkit.io/")+".txt")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -127,6 +129,12 @@ func TestThePlanDocumentSchemaIsPinned(t *testing.T) {
 func schemaOf(t reflect.Type, path string, seen map[reflect.Type]bool) []string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	switch {
+	case t == reflect.TypeOf(plan.Options{}):
+		return []string{path + "{} string|integer|boolean|[]string"}
+	case reflect.PointerTo(t).Implements(reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()):
+		return []string{path + " string"}
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
@@ -165,4 +173,57 @@ func schemaOf(t reflect.Type, path string, seen map[reflect.Type]bool) []string 
 		return out
 	}
 	return []string{fmt.Sprintf("%s %s", path, t.Kind())}
+}
+
+// The v1alpha2 documents under testdata/v1alpha2 are goldens the planners wrote before v1alpha3
+// (git f73a781): they decode to the same plan, whose v1alpha3 document writes the options typed,
+// the status and every list, and reads back to the very plan.
+func TestAV1alpha2PlanDecodesToTheSamePlanInTheCurrentVersion(t *testing.T) {
+	files, err := filepath.Glob("testdata/v1alpha2/*.plan.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("v1alpha2 fixtures: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			old, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := plan.Decode(old)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if p.APIVersion != plan.APIVersion {
+				t.Errorf("apiVersion %s after conversion, want %s", p.APIVersion, plan.APIVersion)
+			}
+			if p.Metadata.Options["batchSize"] == "" {
+				t.Fatalf("the fixture's options lost batchSize: %v", p.Metadata.Options)
+			}
+			j, err := plan.EncodeJSON(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Status   string
+				Metadata struct{ Options map[string]any }
+				Steps    []any `json:"steps"`
+			}
+			if err := json.Unmarshal(j, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := doc.Metadata.Options["batchSize"].(float64); !ok {
+				t.Errorf("batchSize is written as %T, want a number", doc.Metadata.Options["batchSize"])
+			}
+			if doc.Status != string(p.Status()) || doc.Steps == nil {
+				t.Errorf("status %q (want %q), steps %v: the document lacks what v1alpha3 writes", doc.Status, p.Status(), doc.Steps == nil)
+			}
+			back, err := plan.Decode(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(p, back); d != "" {
+				t.Errorf("the v1alpha3 document does not read back to the plan (-v1alpha2 +v1alpha3):\n%s", d)
+			}
+		})
+	}
 }

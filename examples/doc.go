@@ -1,5 +1,5 @@
 // Package examples holds five thin programs over ambientkit's public API, one per primitive, each
-// under 150 lines (plan-upgrade 65, upgrade 68, bluegreen-ztunnel 81, move-tag 102,
+// under 150 lines (plan-upgrade 65, upgrade 69, bluegreen-ztunnel 81, move-tag 102,
 // migrate-namespace 119). What they share is in examples/internal/cli, so all five keep one contract:
 // the source of the mesh (a live cluster through --kubeconfig/--context, the default as kubectl reads
 // it; a dump saved with kubectl, --from-dir; or the embedded demo mesh, --demo), --waive, --today,
@@ -14,7 +14,8 @@
 //   - upgrade (ambient.PlanUpgrade, then the executor): plan an upgrade of a live cluster, print and
 //     save it, ask (or --yes), apply it with progress (a live line on a terminal, plain lines in a
 //     pipe, JSON for pipelines) and Kubernetes Events; --plan-only, --dry-run, --saved (apply a
-//     reviewed plan file), --resume a run that stopped, --rollback one step, --rbac.
+//     reviewed plan file), --resume a run that stopped, --rollback one step, --rbac; --demo --dry-run
+//     runs the executor on an in-memory cluster holding the demo mesh, so it can be seen at work.
 //   - bluegreen-ztunnel (ztunnel.BlueGreenZtunnel): plan and apply a blue-green ztunnel upgrade by
 //     node pool (--green-nodepools, --relabel or --green-nodes; --jobs, --local-storage), with the
 //     apply flags of upgrade.

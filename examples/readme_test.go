@@ -39,6 +39,8 @@ var readmeRuns = map[string]readmeRun{
 		Stderr: []string{"--waive PDB_BLOCKS_DRAIN"}},
 	"go run ./examples/plan-upgrade --demo --waive PDB_BLOCKS_DRAIN": {Status: 0,
 		Stdout: []string{"Source: the embedded demo mesh", "Status: runnable once reviewed"}},
+	"go run ./examples/upgrade --demo --dry-run": {Status: 0,
+		Stdout: []string{"trying the plan on the in-memory demo cluster", "StepFinished ztunnel/node/", "done on the in-memory demo cluster: 108 steps"}},
 	"go run ./examples/move-tag --demo --assume-installed 1.31.4": {Status: 0,
 		Stdout: []string{"Source: the embedded demo mesh", "# Tags, lowest risk first", "# move tag canary"}},
 	"go doc -all ./ambient": {Status: 0, Stdout: []string{"func PlanUpgrade(", "func ComputeCompatibility("}},

@@ -68,7 +68,11 @@ func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*R
 		return res, err
 	}
 	res.Done = true
-	e.emit(Event{Type: EventRunFinished, Total: len(p.Steps), Message: fmt.Sprintf("plan %q applied", p.Metadata.Name)})
+	done := fmt.Sprintf("plan %q applied", p.Metadata.Name)
+	if e.opts.DryRun {
+		done = fmt.Sprintf("plan %q dry-run to its end: nothing was changed", p.Metadata.Name)
+	}
+	e.emit(Event{Type: EventRunFinished, Total: len(p.Steps), Message: done})
 	return res, nil
 }
 

@@ -4,7 +4,7 @@
 // continues the saved plan from its journal, --rollback undoes one step. After a failure it says what
 // to do next. Its exit code says whether the plan could run (see --help).
 //
-//	go run ./examples/upgrade [--kubeconfig F] [--context C] --target 1.31.4 [--charts DIR|URL|oci://REF]
+//	go run ./examples/upgrade [--kubeconfig F --context C | --demo --dry-run] --target 1.31.4 [--charts DIR|URL|oci://REF]
 //	    [planning flags as plan-upgrade] [--plan-only | --dry-run] [--yes] [--plan-file F] [--saved | --resume | --rollback STEP]
 //	    [--rbac FILE [--rbac-account NS/NAME]] [--log-format text|json]
 package main
@@ -36,6 +36,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c := cli.NewCommand("upgrade", synopsis, stdout)
 	var src cli.Source
 	src.Register(c, false)
+	src.RegisterDemoRun(c)
 	var pf cli.Plan
 	pf.Register(c)
 	var ap cli.Apply

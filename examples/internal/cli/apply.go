@@ -122,7 +122,10 @@ func (a *Apply) Run(ctx context.Context, r Run) error {
 			return err
 		}
 	}
-	ask := &Asker{In: r.In, Out: say, Yes: a.Yes}
+	ask := &Asker{In: r.In, Out: say, Yes: a.Yes || cl.InMemory()}
+	if cl.InMemory() {
+		fmt.Fprintf(say, "\ntrying the plan on the in-memory demo cluster: the executor runs every step for real on it (approvals granted, the clock skips the waits; the budget data/postgres, which allows no eviction in the demo mesh, relaxed to one at a time so that the run ends); nothing outside this process changes\n")
+	}
 	if err := a.checkSource(p, cl, say, ask); err != nil {
 		return err
 	}
@@ -152,7 +155,14 @@ func (a *Apply) Run(ctx context.Context, r Run) error {
 		return next.Wrap(err)
 	}
 	prog.End()
-	fmt.Fprintf(say, "\ndone: %d steps (%s), resumed=%v, dry run=%v\n", len(res.Steps), nodes, res.Resumed, res.DryRun)
+	switch {
+	case cl.InMemory():
+		fmt.Fprintf(say, "\ndone on the in-memory demo cluster: %d steps (%s); nothing outside this process was changed\n", len(res.Steps), nodes)
+	case res.DryRun:
+		fmt.Fprintf(say, "\ndry run done: %d steps checked (%s); nothing was changed\n", len(res.Steps), nodes)
+	default:
+		fmt.Fprintf(say, "\ndone: %d steps applied (%s), resumed=%v\n", len(res.Steps), nodes, res.Resumed)
+	}
 	return nil
 }
 
@@ -164,8 +174,8 @@ func (a *Apply) plan(r Run, say io.Writer) (*plan.Plan, error) {
 		if err := r.Print(say, p); err != nil {
 			return nil, err
 		}
-		onlyPlan := a.PlanOnly || !r.Source.Live()
-		if (!onlyPlan && len(p.Steps) > 0) || c.IsSet("plan-file") {
+		onlyPlan := a.PlanOnly || !r.Source.Live() && !r.Source.InMemory()
+		if (!onlyPlan && len(p.Steps) > 0 && !r.Source.InMemory()) || c.IsSet("plan-file") {
 			b, _ := plan.EncodeYAML(p)
 			if err := os.WriteFile(a.PlanFile, b, 0o600); err != nil {
 				return nil, err
@@ -197,6 +207,8 @@ func (a *Apply) checkSource(p *plan.Plan, cl *Cluster, say io.Writer, ask *Asker
 	kind, _, server, _ := plan.ParseSource(p.Metadata.Source)
 	_, _, here, _ := plan.ParseSource(cl.Source)
 	switch {
+	case kind == plan.SourceDemo && cl.InMemory():
+		return nil
 	case kind == plan.SourceDemo:
 		return usage("--plan-file %s was made from %s: it applies to no cluster; plan from the cluster itself", a.PlanFile, plan.SourceText(p.Metadata.Source))
 	case kind == "live" && server == here:
@@ -214,26 +226,33 @@ func (a *Apply) checkSource(p *plan.Plan, cl *Cluster, say io.Writer, ask *Asker
 // progress, Kubernetes Events (not in a dry run), the "mesh-health" probe and the approvals.
 func (a *Apply) executor(cl *Cluster, p *plan.Plan, snap *mesh.Snapshot, r Run, prog *Progress, ask *Asker, say io.Writer) (*execute.Executor, *Next, *NodeProgress, error) {
 	var helm execute.HelmClient
-	if r.Helm {
+	if r.Helm && cl.InMemory() {
+		helm = cl.memory.helm()
+	} else if r.Helm {
 		h, err := helmsdk.New(helmsdk.Options{Config: cl.Config})
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		helm = h
 	}
+	dryRun := a.DryRun && !cl.InMemory() // in memory, the run is real on a cluster nothing else sees
+	var clock execute.Clock
+	if cl.InMemory() {
+		clock = cl.memory.clock()
+	}
 	next := &Next{Cmd: a.cmd, DryRun: a.DryRun, Namespace: execute.DefaultNamespace}
 	nodes := NewNodeProgress(say)
 	observers := []func(execute.Event){prog.Observe, next.Observe, nodes.Observe}
 	events := "" // the plan hash the run's Kubernetes Events are recorded for; none in a dry run
-	if !a.DryRun {
+	if !dryRun {
 		events, _ = execute.PlanHash(p)
 		log := slog.New(slog.NewTextHandler(r.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: events, Logger: log}))
+		observers = append(observers, execute.KubernetesEvents(cl.Client, execute.KubernetesEventsOptions{PlanHash: events, Logger: log, Clock: clock}))
 	}
 	healthy := execute.AllProbes(execute.MeshProbe(cl.Observe, ambient.Gates()), func(_ context.Context, scope string) (bool, string, error) {
 		return ask.Ask("is the mesh healthy after " + scope + "? (check your dashboards)"), "the operator said no", nil
 	}) // the mesh's own signals first, then the operator's
-	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Gates: ambient.Gates(), Snapshot: cl.Observe, DryRun: a.DryRun, Observer: execute.Observers(observers...),
+	ex, err := execute.New(cl.Client, execute.Options{Helm: helm, Gates: ambient.Gates(), Snapshot: cl.Observe, DryRun: dryRun, Clock: clock, Observer: execute.Observers(observers...),
 		Permissions: RunPermissions(snap, events),
 		Approve: func(_ context.Context, st plan.Step) (bool, error) {
 			return ask.Ask("approve: " + st.Approval.Message + "?"), nil

@@ -33,7 +33,7 @@ type Source struct {
 	// Kubeconfig, Context and FromDir are --kubeconfig, --context and --from-dir; Demo is --demo.
 	Kubeconfig, Context, FromDir string
 	Demo                         bool
-	offline                      bool
+	offline, demoRun             bool
 }
 
 // Register adds --kubeconfig, --context and, with offline, --from-dir and --demo (and the dump
@@ -56,7 +56,7 @@ func (s *Source) Register(c *Command, offline bool) {
 	})
 	if !offline {
 		c.check(func() error {
-			if !c.IsSet("kubeconfig") && !c.IsSet("context") {
+			if !c.IsSet("kubeconfig") && !c.IsSet("context") && !s.Demo {
 				return usage("say which cluster: --kubeconfig FILE or --context NAME (a run never reads a kubeconfig it was not pointed at, so that no cluster is changed by accident)")
 			}
 			return nil
@@ -120,7 +120,13 @@ type Cluster struct {
 	// watchList makes Observe stream kinds with watch-lists (observe.Options.WatchList): the
 	// observe-only connection, whose reader also watches.
 	watchList bool
+	// memory is set for the in-memory demo cluster (Source.RegisterDemoRun).
+	memory *memory
 }
+
+// InMemory reports whether the cluster is the in-memory demo cluster, which nothing outside the
+// process sees.
+func (c *Cluster) InMemory() bool { return c.memory != nil }
 
 // Observe observes the live mesh.
 func (c *Cluster) Observe(ctx context.Context) (*mesh.Snapshot, error) {
@@ -130,7 +136,12 @@ func (c *Cluster) Observe(ctx context.Context) (*mesh.Snapshot, error) {
 // Connect connects to the cluster of --kubeconfig and --context (the usual kubeconfig rules when
 // neither is set). No kubeconfig at all, a context it lacks, is a usage error that says which flag
 // to pass.
-func (s *Source) Connect() (*Cluster, error) { return s.connect(false) }
+func (s *Source) Connect() (*Cluster, error) {
+	if s.InMemory() {
+		return connectMemory(context.Background())
+	}
+	return s.connect(false)
+}
 
 // connect connects; observeOnly makes the client read built-in kinds as protobuf and stream them
 // with watch-lists (the scale bench's fastest and leanest observation; a server or RBAC that refuses

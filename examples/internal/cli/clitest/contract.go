@@ -156,6 +156,9 @@ func sources(t *testing.T, has func(string) bool, args []string) ([]string, bool
 				return nil, false
 			}
 			out = append(out, "--demo")
+			if has(demoRunOnly) { // upgrade: --demo is the in-memory demo cluster, run with --dry-run only
+				out = append(out, "--dry-run")
+			}
 		case Dump:
 			if !has("from-dir") {
 				return nil, false
@@ -191,11 +194,18 @@ current-context: none
 	return f
 }
 
+// demoRunOnly asks flags whether the program's --demo runs only with --dry-run (upgrade's
+// in-memory demo cluster); Demo then names both.
+const demoRunOnly = "{demo runs with --dry-run}"
+
 // flags returns whether the program has a flag, from its --help.
 func flags(t *testing.T, name string, run Program) func(string) bool {
 	t.Helper()
 	help := Run(t, name, run, "--help").Stdout
 	return func(f string) bool {
+		if f == demoRunOnly {
+			return strings.Contains(help, "with --dry-run: plan the embedded demo mesh held by an in-memory cluster")
+		}
 		dash := "--" + f
 		if len(f) == 1 {
 			dash = "-" + f

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/demo"
+	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/execute/executetest"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
+
+// RegisterDemoRun adds --demo to a command that applies plans (upgrade): with --dry-run, it plans
+// the embedded demo mesh held by an in-memory cluster and runs the executor on it, so the executor
+// can be seen at work with no cluster. Without --dry-run it is refused.
+func (s *Source) RegisterDemoRun(c *Command) {
+	s.demoRun = true
+	c.OfflineDryRun = true
+	c.fs.BoolVar(&s.Demo, "demo", false, "")
+	c.add(Spec{Name: "demo", Usage: "with --dry-run: plan the embedded demo mesh held by an in-memory cluster that plays the charts' effects, and run the executor on it " +
+		"(drains, waves, gates, approvals granted); nothing outside this process changes", Example: "--demo --dry-run"})
+	c.check(func() error {
+		switch {
+		case !s.Demo:
+			return nil
+		case c.IsSet("kubeconfig") || c.IsSet("context"):
+			return usage("say which cluster once: --demo (the in-memory demo cluster) or --kubeconfig/--context (a live one)")
+		case !c.IsSet("dry-run"):
+			return usage("--demo runs the executor only on the in-memory demo cluster, and only as a try-out: add --dry-run (%s --demo --dry-run); "+
+				"to plan the demo mesh without running anything, use plan-upgrade --demo", c.Invocation)
+		}
+		return nil
+	})
+}
+
+// InMemory reports whether the run is on the in-memory demo cluster (RegisterDemoRun).
+func (s *Source) InMemory() bool { return s.Demo && s.demoRun }
+
+// connectMemory builds the in-memory demo cluster: the demo mesh's objects in a fake API server
+// whose controllers schedule and replace pods, enforce budgets, and play the Istio charts' effects
+// (executetest.World), with a fake Helm over it and a clock that moves by the time waited for.
+func connectMemory(ctx context.Context) (*Cluster, error) {
+	objs, err := demo.Objects()
+	if err != nil {
+		return nil, err
+	}
+	w := executetest.NewWorld(executetest.PanicReporter{}, objs...)
+	if err := w.SynthesizeDeployments(ctx); err != nil {
+		return nil, fmt.Errorf("the in-memory demo cluster: %w", err)
+	}
+	// The demo's postgres budget allows no eviction (plan-upgrade --demo's PDB_BLOCKS_DRAIN): a
+	// drain would wait on it until its timeout. Relaxed here to one at a time, so that the run
+	// can be seen to its end.
+	var pdb policyv1.PodDisruptionBudget
+	key := client.ObjectKey{Namespace: relaxedBudget[0], Name: relaxedBudget[1]}
+	if err := w.Base.Get(ctx, key, &pdb); err != nil {
+		return nil, fmt.Errorf("the in-memory demo cluster: budget %s: %w", key, err)
+	}
+	one := intstr.FromInt32(1)
+	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = nil, &one
+	if err := w.Base.Update(ctx, &pdb); err != nil {
+		return nil, fmt.Errorf("the in-memory demo cluster: budget %s: %w", key, err)
+	}
+	w.SyncBudgets(ctx, key.Namespace)
+	return &Cluster{Client: w.Client, Source: plan.SourceDemo, memory: &memory{world: w}}, nil
+}
+
+// relaxedBudget is the demo's PodDisruptionBudget the in-memory cluster relaxes (namespace, name).
+var relaxedBudget = [2]string{"data", "postgres"}
+
+// memory is what an in-memory cluster lends the executor in place of a live one's.
+type memory struct {
+	world *executetest.World
+}
+
+func (m *memory) helm() execute.HelmClient { return m.world.Helm }
+func (m *memory) clock() execute.Clock     { return m.world.Clock }

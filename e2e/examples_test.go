@@ -235,7 +235,7 @@ func TestExamples(t *testing.T) {
 					dry++
 				}
 			}
-			if dry != x.stepsTotal || !strings.Contains(r.stdout, "RunFinished: plan ") || !strings.Contains(r.stdout, "dry run=true") {
+			if dry != x.stepsTotal || !strings.Contains(r.stdout, "RunFinished: plan ") || !strings.Contains(r.stdout, "dry run done: ") || !strings.Contains(r.stdout, "nothing was changed") {
 				t.Errorf("%d DryRun lines for %d steps; output:\n%s", dry, x.stepsTotal, tailLines(r.stdout, 15))
 			}
 			if !strings.Contains(r.stdout, "would evict") || !strings.Contains(r.stdout, "would upgrade Helm release istio-system/istiod-"+harness.Revision) {

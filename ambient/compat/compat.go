@@ -288,7 +288,7 @@ func checkEndOfLife(s *mesh.Snapshot, data *releases.Data, opts Options) []plan.
 	day := func(t time.Time) string { return t.Format(time.DateOnly) }
 	unknown := func(v mesh.Version, what string) {
 		if _, known := data.Minor(v); !known {
-			return // VERSION_NEWER_THAN_RELEASE_DATA or TARGET_NOT_IN_RELEASE_DATA says so
+			return // VERSION_NEWER_THAN_RELEASE_DATA says so (a target not in the data is refused before this)
 		}
 		out = append(out, plan.Finding{Code: plan.CodeEndOfLifeUnknown, Severity: plan.Info, Object: cluster,
 			Message: fmt.Sprintf("the end of life of %s Istio %s is unknown: the release data states no date, and none follows from the support policy yet (%s.0 is not released); it is not known to be supported until then",

@@ -8,7 +8,6 @@ import (
 // Finding codes. They are stable: tests, callers and waivers use them; messages may improve.
 const (
 	// Input and release data.
-	CodeTargetNotInReleaseData      Code = "TARGET_NOT_IN_RELEASE_DATA"
 	CodeTargetOlderThanCurrent      Code = "TARGET_OLDER_THAN_CURRENT"
 	CodeTargetEqualsCurrent         Code = "TARGET_EQUALS_CURRENT"
 	CodeComponentVersionUnknown     Code = "COMPONENT_VERSION_UNKNOWN"
@@ -116,7 +115,6 @@ const (
 	CodeMigrationGatewayRevisionChanges      Code = "MIGRATION_GATEWAY_REVISION_CHANGES"
 	CodeMigrationNamespaceRunsOnlyGateways   Code = "MIGRATION_NAMESPACE_RUNS_ONLY_GATEWAYS"
 	CodeRouteHostNotResolved                 Code = "ROUTE_HOST_NOT_RESOLVED"
-	CodeEnforcementMovesPastCallers          Code = "ENFORCEMENT_MOVES_PAST_CALLERS"
 	CodeIstiodAmbientDisabled                Code = "ISTIOD_AMBIENT_DISABLED"
 	CodePeerAuthenticationDisable            Code = "PEER_AUTHENTICATION_DISABLE"
 	CodePolicySpecInvalid                    Code = "POLICY_SPEC_INVALID"
@@ -143,7 +141,6 @@ const (
 
 // codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
 var codeHelp = map[Code]string{
-	CodeTargetNotInReleaseData:              "the target version is not in the release data",
 	CodeTargetOlderThanCurrent:              "the target is older than the running control plane; downgrades are not planned",
 	CodeTargetEqualsCurrent:                 "the control plane already runs the target",
 	CodeComponentVersionUnknown:             "a component's version could not be read from its image",
@@ -220,7 +217,6 @@ var codeHelp = map[Code]string{
 	CodeMigrationGatewayRevisionChanges:      "a gateway or waypoint relies on the namespace's istio.io/rev, so removing it hands the gateway to another revision (or its pods to another injector, or none)",
 	CodeMigrationNamespaceRunsOnlyGateways:   "the namespace runs gateways and no sidecar workload: a gateway's proxy is not a sidecar, there is nothing to migrate",
 	CodeRouteHostNotResolved:                 "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told",
-	CodeEnforcementMovesPastCallers:          "a policy or route moves to the waypoint (or ztunnel), and callers whose dataplane does not pass there are no longer seen by it",
 	CodeIstiodAmbientDisabled:                "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
 	CodePeerAuthenticationDisable:            "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
 	CodePolicySpecInvalid:                    "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",

@@ -66,9 +66,6 @@ const (
 	// CodeIstiodGRPCLimitTooLow details: revision, workloads, limit, need. istiod's gRPC receive limit is
 	// below what reconnecting ztunnels send at the mesh's size (advisory ztunnel#1966).
 	CodeIstiodGRPCLimitTooLow Code = "ISTIOD_GRPC_LIMIT_TOO_LOW"
-	// CodeLeftBehindByUninstall details: advisory, object. An operation the plan performs leaves an object
-	// behind that the plan cannot delete safely; the remedy has the exact commands.
-	CodeLeftBehindByUninstall Code = "LEFT_BEHIND_BY_UNINSTALL"
 )
 
 func init() {
@@ -85,7 +82,6 @@ func init() {
 		CodeAdvisoryAffectsTarget:        "the target version is affected by a known upgrade hazard; a newer patch of its line may not be",
 		CodeAdvisoryUndecided:            "advisories affect a running or target version but depend on conditions the snapshot cannot decide",
 		CodeIstiodGRPCLimitTooLow:        "istiod's gRPC receive limit (ISTIO_GPRC_MAXRECVMSGSIZE) is below what reconnecting ztunnels send at the mesh's size",
-		CodeLeftBehindByUninstall:        "an operation of the plan leaves an object behind that the plan cannot delete safely",
 		CodeIstiodTrustNotPlannable:      "a ztunnel the plan adds connects to an istiod not installed with Helm, whose trust list the plan cannot change",
 		CodeIstiodTrustListFromValueFrom: "a ztunnel the plan adds connects to an istiod whose trust list comes from valueFrom, which overrides any env value a plan writes",
 		CodeIstiodDiscoveryUnknown:       "whether an istiod without Helm values discovers the namespace of a ztunnel the plan adds cannot be read",

@@ -12,8 +12,8 @@ import (
 )
 
 // TestEveryCodeConstantReadsLikeItsString walks the module's Go files for finding code constants
-// (of type Code or plan.Code) and holds each name equal to its string, words joined: CodeTargetNotInReleaseData
-// is "TARGET_NOT_IN_RELEASE_DATA". A reader of the code then knows the string a user waives, and
+// (of type Code or plan.Code) and holds each name equal to its string, words joined: CodeTargetOlderThanCurrent
+// is "TARGET_OLDER_THAN_CURRENT". A reader of the code then knows the string a user waives, and
 // the other way round.
 func TestEveryCodeConstantReadsLikeItsString(t *testing.T) {
 	root := filepath.Join("..", "..")

@@ -35,7 +35,8 @@ func TestTheJSONSchemaIsTheGoTypes(t *testing.T) {
 // TestEveryGoldenPlanValidatesAgainstTheJSONSchema encodes every golden plan of the repository as
 // JSON, as a program reading plans gets it, and validates it; a document the schema refuses (a
 // null list, a mistyped option) fails. A schema that accepted anything would not refuse the
-// broken documents at the end.
+// broken documents at the end. It also holds each golden finding's severity to its code's table,
+// which catches the severities the planners compute.
 func TestEveryGoldenPlanValidatesAgainstTheJSONSchema(t *testing.T) {
 	sch := CompileSchema(t)
 	var files []string
@@ -66,6 +67,14 @@ func TestEveryGoldenPlanValidatesAgainstTheJSONSchema(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
+		}
+		for _, fd := range p.Findings {
+			if !plan.CodeRaisedAs(fd.Code, fd.Severity) {
+				t.Errorf("%s: finding %s on %s is %s, which its code's table (severities_table.go) does not allow: %v", f, fd.Code, fd.Object, fd.Severity, plan.CodeSeverities(fd.Code))
+			}
+			if fd.Severity != plan.Info && strings.TrimSpace(fd.Remedy) == "" {
+				t.Errorf("%s: %s finding %s on %s has no remedy: a finding that stops a plan says how to fix it", f, fd.Severity, fd.Code, fd.Object)
+			}
 		}
 		j, err := plan.EncodeJSON(p)
 		if err != nil {

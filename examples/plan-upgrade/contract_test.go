@@ -13,8 +13,8 @@ func TestTheCLIContract(t *testing.T) {
 	rows := append(clitest.Rows(), []clitest.Row{
 		{Name: "a batch size of 0 is refused, not made 1", Args: []string{"--demo", "--batch-size", "0"}, Code: cli.ExitUsage, Want: []string{"--batch-size 0: want 1 or more"}},
 		{Name: "a negative drain timeout is refused", Args: []string{"--demo", "--drain-timeout", "-1m"}, Code: cli.ExitUsage, Want: []string{"--drain-timeout -1m0s"}},
-		{Name: "waiving a code whose finding is blocking is refused, naming the finding", Args: []string{"--from-dir", clitest.CorpusDump("c03-tag-names-missing-revision"), "--waive", "TAG_REVISION_MISSING"},
-			Code: cli.ExitUsage, Want: []string{"--waive: the plan's finding TAG_REVISION_MISSING on MutatingWebhookConfiguration istio-revision-tag-canary is blocking"}},
+		{Name: "waiving a code whose finding is blocking in this plan is refused, naming the finding", Args: []string{"--from-dir", clitest.CorpusDump("z02-ztunnel-untrusted-namespace"), "--waive", "ZTUNNEL_NOT_TRUSTED"},
+			Code: cli.ExitUsage, Want: []string{"--waive: the plan's finding ZTUNNEL_NOT_TRUSTED on DaemonSet istio-system/ztunnel is blocking"}},
 		{Name: "a blocking finding blocks the plan with exit 3", Args: []string{"--from-dir", clitest.CorpusDump("c03-tag-names-missing-revision")},
 			Code: cli.ExitBlocked, Want: []string{"the plan is blocked: blocking findings", "TAG_REVISION_MISSING"}},
 		{Name: "the most common install, an unrevisioned istiod from Helm, plans runnable by default, in place, and says how to ask for a canary",

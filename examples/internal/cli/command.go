@@ -177,11 +177,17 @@ func (c *Command) Parse(args []string) error {
 // ListCodes prints every finding code, whether a plan can be told to accept it (--waive) and what
 // it means.
 func ListCodes(w io.Writer) {
-	fmt.Fprintln(w, "Finding codes. A finding is blocking, waivable or info (the plan's findings table says which); --waive CODE,... accepts")
-	fmt.Fprintln(w, "the waivable findings of a code, and is refused for a code the plan has a blocking finding of (fix that one):")
+	fmt.Fprintln(w, "Finding codes, each with the severities its findings are raised with. --waive CODE,... accepts the waivable")
+	fmt.Fprintln(w, "findings of a code. It is refused for a code never raised waivable, and for a code of which the plan has a")
+	fmt.Fprintln(w, "blocking finding (fix that one). \"blocking or waivable\": the finding's message says which case it is.")
 	for _, c := range plan.AllCodes() {
-		fmt.Fprintf(w, "  %-40s %s\n", c, plan.CodeHelp(c))
+		fmt.Fprintln(w, CodeLine(c))
 	}
+}
+
+// CodeLine is a code's line in --list-codes: the code, the severities it is raised with, its help.
+func CodeLine(c plan.Code) string {
+	return fmt.Sprintf("  %-44s %-20s %s", c, plan.CodeSeverityLabel(c), plan.CodeHelp(c))
 }
 
 // Waivers parses --waive: codes separated by commas or spaces, each a known finding code as
@@ -191,6 +197,10 @@ func Waivers(s string) ([]plan.Code, error) {
 	var errs []error
 	for _, w := range List(s) {
 		c := plan.Code(w)
+		if plan.KnownCode(c) && !plan.CodeWaivable(c) {
+			errs = append(errs, usage("--waive %s: findings of %s are %s, never waivable, so a waiver accepts nothing (--list-codes marks the waivable codes)", w, c, plan.CodeSeverityLabel(c)))
+			continue
+		}
 		if plan.KnownCode(c) {
 			out = append(out, c)
 			continue

@@ -102,7 +102,13 @@ func Rows(required ...string) []Row {
 		{Name: "a context with no kubeconfig at all says which flag to pass, never client-go's hint", Args: with("--context", "prod"), Code: cli.ExitUsage,
 			Want: []string{"--context prod", "--kubeconfig FILE"}, Not: []string{"KUBERNETES_MASTER"}},
 		{Name: "a cluster that cannot be reached is an error, exit 1, naming its server", Args: with(Unreachable), Code: cli.ExitError, Want: []string{"127.0.0.1:1"}},
-		{Name: "list-codes says which findings a waiver accepts", Args: []string{"--list-codes"}, Code: cli.ExitOK, Want: []string{"--waive CODE,... accepts", "blocking finding"}},
+		{Name: "list-codes says which findings a waiver accepts", Args: []string{"--list-codes"}, Code: cli.ExitOK, Want: []string{"--waive CODE,... accepts", "blocking finding (fix that one)"}},
+		{Name: "list-codes marks each code with the severities it is raised with", Args: []string{"--list-codes"}, Code: cli.ExitOK,
+			Want: []string{cli.CodeLine(plan.CodePDBBlocksDrain), cli.CodeLine(plan.CodeIstiodMissing), cli.CodeLine(plan.CodeZtunnelPlacementOverlap), cli.CodeLine(plan.CodeUpgradeChained)}},
+		{Name: "a waiver of a code never raised waivable is a usage error saying so", Args: with("--waive", string(plan.CodeIstiodMissing)), Code: cli.ExitUsage,
+			Want: []string{"--waive ISTIOD_MISSING: findings of ISTIOD_MISSING are blocking, never waivable"}},
+		{Name: "a waiver of an info-only code is a usage error too", Args: with("--waive", string(plan.CodeUpgradeChained)), Code: cli.ExitUsage,
+			Want: []string{"UPGRADE_CHAINED are info, never waivable"}},
 
 		// --target: a version the release data cannot target is a bad flag, before anything is observed.
 		{Name: "an unknown target is refused with exit 2, naming the flag", Args: with(Source, "--target", "9.9.9"), Code: cli.ExitUsage, Needs: []string{"target"},

@@ -57,7 +57,7 @@ func AddInstall(b *steps.Builder, s *mesh.Snapshot, opts InstallOptions) (string
 	b.Track(mesh.HelmRelease{Name: releaseName, Namespace: ns, Chart: "istiod", ChartVersion: opts.Target.String(), AppVersion: opts.Target.String(),
 		Revision: 1, Status: "deployed", Values: values})
 	checks := []plan.Check{steps.DeploymentReady(ns, "istiod-"+rev),
-		plan.NewCheck(mesh.ObjectRef{}, plan.RevisionReadyArgs{Revision: rev}, fmt.Sprintf("revision %s serves injection and xDS", rev))}
+		plan.NewCheck(mesh.ObjectRef{}, plan.RevisionReadyArgs{Revision: rev}, fmt.Sprintf("the istiod Deployment of revision %s has every replica updated and ready", rev))}
 	for _, g := range s.Gateways {
 		if g.Revision == "" {
 			continue // owned by no revision (GATEWAY_NOT_OWNED says so): there is no owner to keep
@@ -248,7 +248,6 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 			Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.NoReferencesArgs{Revision: r.Name, Gone: true},
 				fmt.Sprintf("revision %s is gone and nothing refers to it", r.Name))},
 		}
-		rm.Notes = append(rm.Notes, fmt.Sprintf("undo: reinstall from the backup written by %sbackup (helm install with the saved chart version and values)", id))
 		if hasRelease && len(refs) == 0 {
 			if why := keepTags(b, after, r, h, id); why != "" {
 				rm.Blocked = why
@@ -257,7 +256,8 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 			}
 		}
 		if hasRelease {
-			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion}
+			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion,
+				Reinstall: b.Charts().Reinstall(h.Chart, h.ChartVersion)}
 			if len(refs) == 0 && rm.Blocked == "" {
 				gone := h
 				gone.Status = steps.StatusUninstalled

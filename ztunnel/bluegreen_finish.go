@@ -33,10 +33,10 @@ func (x *bg) removeBlue() {
 	x.b.Add(plan.Step{ID: id + "uninstall", Description: fmt.Sprintf("uninstall the blue ztunnel %s/%s", x.blue.Namespace, x.blue.Name),
 		Reason: "no pod uses it: every ambient pod runs on a green node", Risk: plan.RiskMedium,
 		Preconditions: []plan.Check{empty},
-		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion},
+		HelmUninstall: &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion,
+			Reinstall: x.b.Charts().Reinstall(h.Chart, h.ChartVersion)},
 		// istiod stops trusting blue next: none of its pods may still run, terminating ones included.
-		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")},
-		Notes:          []string{fmt.Sprintf("undo: reinstall from the backup written by %sbackup", id)}})
+		Postconditions: []plan.Check{plan.NewCheck(x.blue.Ref(), plan.NodeAgentAbsentArgs{}, "no pod of the blue ztunnel is left on any node")}})
 	gone := h
 	gone.Status = steps.StatusUninstalled
 	x.b.Track(gone)

@@ -87,69 +87,80 @@ type checkSpec struct {
 	args func() any
 	// object is the kind the check's object must have ("" when it takes none or any).
 	object string
-	// command is what a person would run to see the condition; nil when there is none.
-	command func(c Check) string
+	// command is what a person would run to see the condition, waiting for it up to the bound where it
+	// waits; nil when there is none.
+	command func(c Check, b bound) string
+	// executorOnly says why only the executor can check the condition, for check types with no
+	// command: the runbook prints it beside the check so that no one looks for a command.
+	executorOnly string
 }
 
-func spec[T Args](object string, command func(c Check) string) checkSpec {
+func spec[T Args](object string, command func(c Check, b bound) string) checkSpec {
 	return checkSpec{args: func() any { var a T; return &a }, object: object, command: command}
+}
+
+// executorOnly is the spec of a check type no single command can show, with the reason.
+func executorOnly[T Args](why string) checkSpec {
+	return checkSpec{args: func() any { var a T; return &a }, executorOnly: why}
 }
 
 // checkSpecs is the table of check types. Each command, typed into a shell, exits 0 when the
 // condition holds and non-zero (naming what does not hold) when it does not, on the cluster as the
 // step leaves it; commands that wait (kubectl wait, rollout status, until loops) wait for it.
 var checkSpecs = map[CheckType]checkSpec{
-	CheckDeploymentReady: spec[DeploymentReadyArgs]("Deployment", func(c Check) string {
-		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
+	CheckDeploymentReady: spec[DeploymentReadyArgs]("Deployment", func(c Check, b bound) string {
+		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=%s", c.Object.Name, c.Object.Namespace, b.timeout(300))
 	}),
-	CheckDaemonSetRolledOut: spec[DaemonSetRolledOutArgs]("DaemonSet", func(c Check) string {
+	CheckDaemonSetRolledOut: spec[DaemonSetRolledOutArgs]("DaemonSet", func(c Check, b bound) string {
 		// kubectl rollout status refuses a DaemonSet whose updateStrategy is OnDelete ("only
 		// available for RollingUpdate"), which the node-by-node and blue-green upgrades set: wait on
 		// the status the DaemonSet controller writes under either strategy.
-		cmd := daemonSetWait(c.Object, "updatedNumberScheduled") + " && " + daemonSetWait(c.Object, "numberAvailable")
+		cmd := daemonSetWait(c.Object, "updatedNumberScheduled", b) + " && " + daemonSetWait(c.Object, "numberAvailable", b)
 		if v := c.Params["version"]; v != "" {
 			cmd += " && " + ownedPodsCheck(c.Object.Namespace, "", c.Object.Name, "{.spec.containers[0].image}",
 				fmt.Sprintf("$1 !~ /:%s(-|$)/", regexpQuote(v)), "not at "+v+": ")
 		}
 		return cmd
 	}),
-	CheckNodeAgentReady: spec[NodeAgentReadyArgs]("DaemonSet", func(c Check) string {
+	CheckNodeAgentReady: spec[NodeAgentReadyArgs]("DaemonSet", func(c Check, b bound) string {
 		a, _ := ArgsOf[NodeAgentReadyArgs](c)
 		if a.Node != "" {
 			want := "^true"
 			if a.Version != "" {
 				want += "[|].*:" + regexpQuote(a.Version) + "(-|$)"
 			}
-			return fmt.Sprintf("until %s | grep -qE '%s'; do sleep 2; done", ownedPods(c.Object.Namespace, a.Node, c.Object.Name,
-				"{.status.containerStatuses[0].ready}|{.spec.containers[0].image}"), want)
+			// grep without -q reads all its input: under pipefail a grep that quits early can fail
+			// the pipeline with kubectl's SIGPIPE.
+			return b.until(fmt.Sprintf("%s | grep -E '%s' >/dev/null", ownedPods(c.Object.Namespace, a.Node, c.Object.Name,
+				"{.status.containerStatuses[0].ready}|{.spec.containers[0].image}"), want), 2, 300, c.Description)
 		}
-		cmd := daemonSetWait(c.Object, "numberReady")
+		cmd := daemonSetWait(c.Object, "numberReady", b)
 		if a.Version != "" {
 			cmd += " && " + ownedPodsCheck(c.Object.Namespace, "", c.Object.Name, "{.spec.nodeName}|{.spec.containers[0].image}",
 				fmt.Sprintf("$2 !~ /:%s(-|$)/", regexpQuote(a.Version)), "not at "+a.Version+" on node ")
 		}
 		return cmd
 	}),
-	CheckPodsRedirected: spec[PodsRedirectedArgs]("", func(Check) string {
+	CheckPodsRedirected: spec[PodsRedirectedArgs]("", func(_ Check, b bound) string {
 		return "for ns in $(kubectl get namespaces -l istio.io/dataplane-mode=ambient -o jsonpath='{.items[*].metadata.name}'); do " +
 			"kubectl get pods -n \"$ns\" -l 'istio.io/dataplane-mode!=none' --field-selector status.phase=Running " +
 			`-o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}|{.metadata.annotations.ambient\.istio\.io/redirection}|{.metadata.annotations.sidecar\.istio\.io/status}{"\n"}{end}'; ` +
 			"done | " + failOn(`$2 != "enabled" && $3 == ""`, "not redirected: ", "$1")
 	}),
-	CheckNoSandboxFailures: spec[NoSandboxFailuresArgs]("", func(Check) string {
+	CheckNoSandboxFailures: spec[NoSandboxFailuresArgs]("", func(_ Check, b bound) string {
 		return `kubectl get pods -A --field-selector status.phase=Pending -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}|{.status.containerStatuses[*].state.waiting.reason}{"\n"}{end}' | ` +
 			failOn("/ContainerCreating/", "still creating its sandbox: ", "$1")
 	}),
-	CheckTagPointsTo: spec[TagPointsToArgs]("", func(c Check) string {
+	CheckTagPointsTo: spec[TagPointsToArgs]("", func(c Check, b bound) string {
 		name := c.Object.Name
 		if name == "" {
 			name = "istio-revision-tag-" + c.Params["tag"]
 		}
-		return fmt.Sprintf("kubectl wait mutatingwebhookconfiguration/%s --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=1m", name, c.Params["revision"])
+		return fmt.Sprintf("kubectl wait mutatingwebhookconfiguration/%s --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=%s", name, c.Params["revision"], b.timeout(60))
 	}),
-	CheckNoReferences: spec[NoReferencesArgs]("", nil),
-	CheckGatewayOwner: spec[GatewayOwnerArgs]("", nil),
-	CheckHelmReleaseVersion: spec[HelmReleaseVersionArgs]("HelmRelease", func(c Check) string {
+	CheckNoReferences: executorOnly[NoReferencesArgs]("what refers to a revision is worked out from a whole observation of the cluster, as the planner does"),
+	CheckGatewayOwner: executorOnly[GatewayOwnerArgs]("a gateway's owner follows its istio.io/rev label through the revision tags and the default revision"),
+	CheckHelmReleaseVersion: spec[HelmReleaseVersionArgs]("HelmRelease", func(c Check, b bound) string {
 		cond := `s != "deployed"`
 		if v := c.Params["version"]; v != "" {
 			cond += fmt.Sprintf(` || v != "%s"`, v)
@@ -157,7 +168,7 @@ var checkSpecs = map[CheckType]checkSpec{
 		return fmt.Sprintf(`helm get metadata %s -n %s | awk '$1 == "STATUS:" {s=$2} $1 == "VERSION:" {v=$2} END {if (%s) {print "release %s/%s: chart " v ", " s; exit 1}}'`,
 			c.Object.Name, c.Object.Namespace, cond, c.Object.Namespace, c.Object.Name)
 	}),
-	CheckNodeDrained: spec[NodeDrainedArgs]("", func(c Check) string {
+	CheckNodeDrained: spec[NodeDrainedArgs]("", func(c Check, b bound) string {
 		a, _ := ArgsOf[NodeDrainedArgs](c)
 		node := nodeOfCheck(c)
 		if a.AmbientOnly {
@@ -168,38 +179,49 @@ var checkSpecs = map[CheckType]checkSpec{
 		return fmt.Sprintf(`kubectl get pods -A --field-selector spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed -o jsonpath='%s' | %s`, node,
 			rangeItems("*", "{.metadata.namespace}/{.metadata.name}|{.metadata.ownerReferences[0].kind}"), failOn(`$2 != "DaemonSet" && $2 != "Node"`, "still on "+node+": ", "$1"))
 	}),
-	CheckNodeSchedulable: spec[NodeSchedulableArgs]("", func(c Check) string {
+	CheckNodeSchedulable: spec[NodeSchedulableArgs]("", func(c Check, b bound) string {
 		return fmt.Sprintf("kubectl get node %s -o jsonpath='{.spec.unschedulable}' | %s", nodeOfCheck(c), failOn(`$0 == "true"`, "", `"node `+nodeOfCheck(c)+` is cordoned"`))
 	}),
-	CheckWorkloadsOnRevision: spec[WorkloadsOnRevisionArgs]("", nil),
-	CheckTrustedAccounts:     spec[TrustedAccountsArgs]("", nil),
-	CheckFindingsClear:       spec[FindingsClearArgs]("", nil),
-	CheckDefaultRevision: spec[DefaultRevisionArgs]("", func(c Check) string {
-		return fmt.Sprintf("kubectl wait validatingwebhookconfiguration/istiod-default-validator --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=1m", c.Params["revision"])
+	CheckWorkloadsOnRevision: executorOnly[WorkloadsOnRevisionArgs]("it reads the injecting revision from each restarted pod's sidecar.istio.io/status annotation (JSON)"),
+	CheckTrustedAccounts:     executorOnly[TrustedAccountsArgs]("istiod's trusted ztunnel accounts may come from a ConfigMap or Secret through its environment"),
+	CheckFindingsClear:       executorOnly[FindingsClearArgs]("it runs the planner's compatibility checks again on a fresh observation"),
+	CheckDefaultRevision: spec[DefaultRevisionArgs]("", func(c Check, b bound) string {
+		return fmt.Sprintf("kubectl wait validatingwebhookconfiguration/istiod-default-validator --for=jsonpath='{.metadata.labels.istio\\.io/rev}'=%s --timeout=%s", c.Params["revision"], b.timeout(60))
 	}),
-	CheckBackupReadable: spec[BackupReadableArgs]("", nil),
-	CheckCRDsEstablished: spec[CRDsEstablishedArgs]("", func(c Check) string {
+	CheckBackupReadable: executorOnly[BackupReadableArgs]("it reads its backup back from its store and checks the digest it recorded"),
+	CheckCRDsEstablished: spec[CRDsEstablishedArgs]("", func(c Check, b bound) string {
 		group := c.Params["group"]
 		if group == "" {
 			group = "istio.io"
 		}
-		return fmt.Sprintf("kubectl get crd -o name | grep -E '[./]%s$' | xargs kubectl wait --for=condition=Established --timeout=1m", regexpQuote(group))
+		return fmt.Sprintf("kubectl get crd -o name | grep -E '[./]%s$' | xargs kubectl wait --for=condition=Established --timeout=%s", regexpQuote(group), b.timeout(60))
 	}),
-	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", func(c Check) string {
-		if c.Object.Kind != "Deployment" || c.Object.Namespace == "" {
-			return ""
+	CheckRevisionExistsAndReady: spec[RevisionReadyArgs]("", func(c Check, b bound) string {
+		// As the executor finds the Deployment (execute/check_revision_ready.go).
+		ns, name := c.Object.Namespace, c.Object.Name
+		if c.Object.Kind != "Deployment" || name == "" {
+			rev := c.Params["revision"]
+			if rev == "" {
+				return ""
+			}
+			if name = "istiod-" + rev; rev == "default" {
+				name = "istiod"
+			}
 		}
-		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
+		if ns == "" {
+			ns = "istio-system"
+		}
+		return fmt.Sprintf("kubectl rollout status deployment/%s -n %s --timeout=%s", name, ns, b.timeout(300))
 	}),
-	CheckNodesReady: spec[NodesReadyArgs]("", func(c Check) string {
+	CheckNodesReady: spec[NodesReadyArgs]("", func(c Check, b bound) string {
 		a, _ := ArgsOf[NodesReadyArgs](c)
-		return fmt.Sprintf(`until [ "$(kubectl get nodes -l '%s' -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)" -ge %d ]; do sleep 5; done`,
-			a.Selector, max(a.Min, 1))
+		return b.until(fmt.Sprintf(`[ "$(kubectl get nodes -l '%s' -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)" -ge %d ]`,
+			a.Selector, max(a.Min, 1)), 5, 900, c.Description)
 	}),
-	CheckNodeAgentAbsent: spec[NodeAgentAbsentArgs]("DaemonSet", func(c Check) string {
-		return fmt.Sprintf("while %s | grep -q .; do sleep 2; done", ownedPods(c.Object.Namespace, c.Params["node"], c.Object.Name, "{.metadata.name}"))
+	CheckNodeAgentAbsent: spec[NodeAgentAbsentArgs]("DaemonSet", func(c Check, b bound) string {
+		return b.until(fmt.Sprintf(`[ -z "$(%s)" ]`, ownedPods(c.Object.Namespace, c.Params["node"], c.Object.Name, "{.metadata.name}")), 2, 300, c.Description)
 	}),
-	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", func(c Check) string {
+	CheckWorkloadsReady: spec[WorkloadsReadyArgs]("", func(c Check, b bound) string {
 		a, _ := ArgsOf[WorkloadsReadyArgs](c)
 		var cmds []string
 		for _, w := range a.Workloads {
@@ -207,35 +229,35 @@ var checkSpecs = map[CheckType]checkSpec{
 			if len(parts) != 3 {
 				continue
 			}
-			cmds = append(cmds, fmt.Sprintf("kubectl rollout status %s/%s -n %s --timeout=5m", strings.ToLower(parts[0]), parts[2], parts[1]))
+			cmds = append(cmds, fmt.Sprintf("kubectl rollout status %s/%s -n %s --timeout=%s", strings.ToLower(parts[0]), parts[2], parts[1], b.timeout(300)))
 		}
 		return strings.Join(cmds, " && ")
 	}),
-	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check) string {
+	CheckNoAmbientPods: spec[NoAmbientPodsArgs]("", func(c Check, b bound) string {
 		return fmt.Sprintf(`for n in $(kubectl get nodes -l '%s' -o jsonpath='{.items[*].metadata.name}'); do kubectl get pods -A --field-selector spec.nodeName=$n -o jsonpath='%s'; done | %s`,
 			c.Params["selector"], rangeItems(`?(@.metadata.annotations.ambient\.istio\.io/redirection=="enabled")`, "{.metadata.namespace}/{.metadata.name} on {.spec.nodeName}"),
 			failOn("", "ambient pod on a node labelled "+c.Params["selector"]+": ", "$0"))
 	}),
-	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check) string {
-		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s --timeout=5m", c.Object.Name, c.Object.Namespace)
+	CheckGatewayProgrammed: spec[GatewayProgrammedArgs]("Gateway", func(c Check, b bound) string {
+		return fmt.Sprintf("kubectl wait --for=condition=Programmed gateway/%s -n %s --timeout=%s", c.Object.Name, c.Object.Namespace, b.timeout(300))
 	}),
-	CheckWaypointAccepted: spec[WaypointAcceptedArgs]("", func(c Check) string {
-		return fmt.Sprintf("kubectl wait --for=condition=WaypointAccepted %s/%s -n %s --timeout=2m", strings.ToLower(c.Object.Kind), c.Object.Name, c.Object.Namespace)
+	CheckWaypointAccepted: spec[WaypointAcceptedArgs]("", func(c Check, b bound) string {
+		return fmt.Sprintf("kubectl wait --for=condition=WaypointAccepted %s/%s -n %s --timeout=%s", strings.ToLower(c.Object.Kind), c.Object.Name, c.Object.Namespace, b.timeout(120))
 	}),
-	CheckPodsCaptured: spec[PodsCapturedArgs]("Namespace", func(c Check) string {
+	CheckPodsCaptured: spec[PodsCapturedArgs]("Namespace", func(c Check, b bound) string {
 		return fmt.Sprintf(`kubectl get namespace %s -o jsonpath='{.metadata.labels.istio\.io/dataplane-mode}' | awk '{m=$0} END {if (m != "ambient") {print "namespace %s is not labelled istio.io/dataplane-mode=ambient"; exit 1}}' && `, c.Object.Name, c.Object.Name) +
 			fmt.Sprintf(`kubectl get pods -n %s -l 'istio.io/dataplane-mode!=none' --field-selector status.phase=Running -o jsonpath='%s' | %s`, c.Object.Name,
 				rangeItems("*", `{.metadata.name}|{.metadata.annotations.ambient\.istio\.io/redirection}|{.metadata.annotations.sidecar\.istio\.io/status}`),
 				failOn(`$2 != "enabled" && $3 == ""`, "not captured: ", "$1"))
 	}),
-	CheckNoSidecars: spec[NoSidecarsArgs]("Namespace", func(c Check) string {
+	CheckNoSidecars: spec[NoSidecarsArgs]("Namespace", func(c Check, b bound) string {
 		return fmt.Sprintf(`kubectl get pods -n %s -o jsonpath='%s' | %s`, c.Object.Name, podContainers, failOn(`$2 ~ /(^| )istio-proxy( |$)/`, "runs a sidecar: ", "$1"))
 	}),
-	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", func(c Check) string {
+	CheckSidecarsInjected: spec[SidecarsInjectedArgs]("Namespace", func(c Check, b bound) string {
 		return fmt.Sprintf(`kubectl get pods -n %s -l 'sidecar.istio.io/inject!=false' --field-selector status.phase=Running -o jsonpath='%s' | %s`, c.Object.Name,
 			podContainers, failOn(`$2 !~ /(^| )istio-proxy( |$)/`, "runs no sidecar: ", "$1"))
 	}),
-	CheckBackupWritable: spec[BackupWritableArgs]("", func(c Check) string {
+	CheckBackupWritable: spec[BackupWritableArgs]("", func(c Check, b bound) string {
 		dir := shellWord(filepath.Dir(c.Params["file"]))
 		return fmt.Sprintf("test -d %s && test -w %s", dir, dir)
 	}),
@@ -250,7 +272,7 @@ var podContainers = rangeItems("*", `{.metadata.name}|{.spec.containers[*].name}
 // waits reports whether a check command waits for its condition itself (kubectl wait, rollout
 // status, a loop) rather than looking once.
 func waits(cmd string) bool {
-	for _, p := range []string{"kubectl wait ", "kubectl rollout status ", "until ", "while "} {
+	for _, p := range []string{"kubectl wait ", "kubectl rollout status ", "ok=; for i in $(seq ", "until ", "while "} {
 		if strings.HasPrefix(cmd, p) {
 			return true
 		}
@@ -285,9 +307,9 @@ func shiftFields(cond string) string {
 }
 
 // daemonSetWait waits until the DaemonSet's status field counts every pod it should run.
-func daemonSetWait(ds mesh.ObjectRef, field string) string {
-	return fmt.Sprintf(`kubectl wait daemonset/%s -n %s --for=jsonpath='{.status.%s}'="$(kubectl get daemonset/%s -n %s -o jsonpath='{.status.desiredNumberScheduled}')" --timeout=5m`,
-		ds.Name, ds.Namespace, field, ds.Name, ds.Namespace)
+func daemonSetWait(ds mesh.ObjectRef, field string, b bound) string {
+	return fmt.Sprintf(`kubectl wait daemonset/%s -n %s --for=jsonpath='{.status.%s}'="$(kubectl get daemonset/%s -n %s -o jsonpath='{.status.desiredNumberScheduled}')" --timeout=%s`,
+		ds.Name, ds.Namespace, field, ds.Name, ds.Namespace, b.timeout(300))
 }
 
 // failOn is an awk program that prints say and what of every input line matching cond (every
@@ -315,14 +337,49 @@ func CheckTypes() []CheckType {
 // KnownCheck reports whether t is a check type of this library.
 func KnownCheck(t CheckType) bool { _, ok := checkSpecs[t]; return ok }
 
-// CheckCommand returns the kubectl or helm command that shows whether a check holds; "" when there
-// is none.
-func CheckCommand(c Check) string {
+// CheckCommand returns the kubectl or helm command that shows whether a check holds, waiting for it
+// up to the check type's own bound where it waits; "" when there is none (CheckExecutorOnly says why).
+func CheckCommand(c Check) string { return checkCommand(c, bound{}) }
+
+// CheckExecutorOnly says why only the executor can check c, for a check type with no command; ""
+// for one with a command.
+func CheckExecutorOnly(c Check) string { return checkSpecs[c.Type].executorOnly }
+
+func checkCommand(c Check, b bound) string {
 	s, ok := checkSpecs[c.Type]
 	if !ok || s.command == nil {
 		return ""
 	}
-	return s.command(c)
+	return s.command(c, b)
+}
+
+// bound is how long a check's command waits for its condition, in seconds: a WaitFor step's timeout,
+// or 0 for the check type's own default.
+type bound struct{ seconds int64 }
+
+func (b bound) or(def int64) int64 {
+	if b.seconds > 0 {
+		return b.seconds
+	}
+	return def
+}
+
+// timeout is the --timeout of a kubectl wait or rollout status.
+func (b bound) timeout(def int64) string {
+	if s := b.or(def); s%60 != 0 {
+		return fmt.Sprintf("%ds", s)
+	}
+	return fmt.Sprintf("%dm", b.or(def)/60)
+}
+
+// until is a loop that tests cond every `every` seconds up to the bound (def seconds when it has
+// none). Reaching it, the loop says on stderr what still does not hold and what to do, and fails;
+// typed at a prompt it ends, and no shell is closed (false, not exit).
+func (b bound) until(cond string, every, def int64, what string) string {
+	within := b.or(def)
+	gaveUp := fmt.Sprintf("gave up after %s: %s still does not hold; find out why, fix it, and run this again", seconds(within), what)
+	return fmt.Sprintf(`ok=; for i in $(seq %d); do if %s; then ok=1; break; fi; sleep %d; done; [ -n "$ok" ] || { echo %s >&2; false; }`,
+		max(within/every, 1), cond, every, shellWord(gaveUp))
 }
 
 func validateCheck(c Check, where string, bad func(string, ...any)) {

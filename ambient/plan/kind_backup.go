@@ -77,7 +77,8 @@ var backupKind = kindSpec{
 		}
 		for _, o := range b.Objects {
 			if o.HelmRelease != "" {
-				out = append(out, fmt.Sprintf("helm get all %s -n %s > backup/helm-%s.yaml", o.HelmRelease, o.Object.Namespace, o.HelmRelease))
+				out = append(out, fmt.Sprintf("helm get all %s -n %s > backup/helm-%s.yaml", o.HelmRelease, o.Object.Namespace, o.HelmRelease),
+					fmt.Sprintf("helm get values %s -n %s -o yaml > %s", o.HelmRelease, o.Object.Namespace, helmValuesFile(o.HelmRelease)))
 				continue
 			}
 			out = append(out, fmt.Sprintf("kubectl get %s -o yaml > backup/%s.yaml", kubectlTarget(o.Object), backupFile(o.Object)))
@@ -113,3 +114,26 @@ var backupKind = kindSpec{
 	release:   noRelease,
 	keepsMesh: true,
 }
+
+// backupFiles are the files the step's commands write by hand, in order, as shell words.
+func backupFiles(b *Backup) []string {
+	if b.File != "" {
+		return []string{shellWord(b.File)}
+	}
+	var out []string
+	if b.Namespace != "" {
+		out = append(out, "backup/"+b.Namespace+".yaml")
+	}
+	for _, o := range b.Objects {
+		if o.HelmRelease != "" {
+			out = append(out, "backup/helm-"+o.HelmRelease+".yaml", helmValuesFile(o.HelmRelease))
+			continue
+		}
+		out = append(out, "backup/"+backupFile(o.Object)+".yaml")
+	}
+	return out
+}
+
+// helmValuesFile is where a backup by hand keeps a release's user-supplied values, which an undo of
+// its uninstall installs again.
+func helmValuesFile(release string) string { return "backup/helm-" + release + ".values.yaml" }

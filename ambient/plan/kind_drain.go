@@ -91,8 +91,10 @@ var drainKind = kindSpec{
 		}
 		var out []string
 		if d.KeepJobs {
+			// Within the drain's timeout, as the executor waits for them.
 			out = append(out, "# wait until the pods of running Jobs on "+d.Node+" have finished (the drain does not stop their work), then drain",
-				fmt.Sprintf("until [ -z \"$(kubectl get pods -A -l job-name --field-selector spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed -o name)\" ]; do sleep 10; done", d.Node))
+				bound{drainTimeout(d)}.until(fmt.Sprintf("[ -z \"$(kubectl get pods -A -l job-name --field-selector spec.nodeName=%s,status.phase!=Succeeded,status.phase!=Failed -o name)\" ]", d.Node),
+					10, 600, "the pods of running Jobs on "+d.Node+" have finished"))
 		}
 		c := "kubectl drain " + d.Node
 		if d.IgnoreDaemonSets {

@@ -15,6 +15,19 @@ type HelmUninstall struct {
 	// FromVersion is the chart version of the release removed, when known, for the reviewer; the
 	// executor does not read it.
 	FromVersion string `json:"fromVersion,omitempty"`
+	// Reinstall is the chart, at FromVersion, that an undo by hand installs the release from again
+	// with the values its backup step saved; nil when the plan's chart source cannot name that
+	// version (a local folder holds the target's charts only). The executor does not reinstall.
+	Reinstall *ChartRef `json:"reinstall,omitempty"`
+}
+
+// undoByHand is the command that installs the release again from its backup by hand, "" when the
+// step has no backup or no chart to install from.
+func (u *HelmUninstall) undoByHand() string {
+	if u.BackupStep == "" || u.Reinstall == nil {
+		return ""
+	}
+	return fmt.Sprintf("helm install %s %s -n %s -f %s", u.Release, helmChartArgs(*u.Reinstall), u.Namespace, helmValuesFile(u.Release))
 }
 
 // KindHelmUninstall is the kind of steps whose action is Step.HelmUninstall.
@@ -26,6 +39,11 @@ var helmUninstallKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		if s.HelmUninstall.Release == "" || s.HelmUninstall.Namespace == "" {
 			bad("%s: helm release and namespace must be set", where)
+		}
+		if r := s.HelmUninstall.Reinstall; r != nil {
+			if err := r.Validate(); err != nil {
+				bad("%s: helmUninstall.reinstall: %v", where, err)
+			}
 		}
 	},
 	commands: func(s *Step) []string {

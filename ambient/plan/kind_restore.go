@@ -39,7 +39,11 @@ var restoreKind = kindSpec{
 		for _, b := range s.Restore.Objects {
 			o := b.Object
 			if s.Restore.File == "" {
-				out = append(out, fmt.Sprintf("# restore %s from the backup written by step %s", o, s.Restore.BackupStep))
+				// The file the backup step's commands wrote by hand (kubectl get -o yaml of the one
+				// object): what the API server set at the top of its metadata goes, or the create
+				// of an object that was deleted is refused.
+				out = append(out, fmt.Sprintf("sed -e '/^  resourceVersion: /d' -e '/^  uid: /d' -e '/^  creationTimestamp: /d' -e '/^  generation: /d' backup/%s.yaml | kubectl apply -f -",
+					backupFile(o)))
 				continue
 			}
 			// The executor's file holds entries[].object; a kubectl get -o json of the same objects, items[].

@@ -19,12 +19,14 @@ var waitForKind = kindSpec{
 		}
 	},
 	commands: func(s *Step) []string {
-		c := CheckCommand(s.WaitFor.Check)
+		w := s.WaitFor
+		b := bound{w.TimeoutSeconds}
+		c := checkCommand(w.Check, b)
 		switch {
 		case c == "":
 			return nil
 		case !waits(c):
-			c = "until " + c + "; do sleep 5; done"
+			c = b.until(c, 5, 300, w.Check.Description)
 		}
 		return []string{c}
 	},

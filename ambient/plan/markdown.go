@@ -324,7 +324,7 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		items = append(items, "after: `"+strings.Join(s.DependsOn, "`, `")+"`")
 	}
 	for _, c := range s.Preconditions {
-		items = append(items, withCommand("before: "+c.Description, CheckCommand(c)))
+		items = append(items, checkItem("before: ", c, s))
 	}
 	if s.WaitFor != nil {
 		wait := "waits for: "
@@ -335,7 +335,11 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 	}
 	if s.Verify != nil {
 		for _, c := range s.Verify.Checks {
-			items = append(items, "checks: "+c.Description)
+			item := "checks: " + c.Description
+			if why := CheckExecutorOnly(c); why != "" {
+				item += " (only the executor checks this: " + why + ")"
+			}
+			items = append(items, item)
 		}
 	}
 	cmds := Commands(s)
@@ -363,7 +367,7 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		items = append(items, "note: "+n)
 	}
 	for _, c := range s.Postconditions {
-		items = append(items, withCommand("verify: "+c.Description, CheckCommand(c)))
+		items = append(items, checkItem("verify: ", c, s))
 	}
 	failure := ""
 	if spec, ok := specOf(s.Kind()); ok {
@@ -379,6 +383,15 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 			undo = nil
 		} else {
 			items = append(items, "undo: "+s.Rollback.Description)
+		}
+	case s.HelmUninstall != nil && s.HelmUninstall.BackupStep != "":
+		u := s.HelmUninstall
+		items = appendNonEmpty(items, failure)
+		if cmd := u.undoByHand(); cmd != "" {
+			items = append(items, fmt.Sprintf("undo, by hand only (the executor does not reinstall): install the release again with the values the backup step `%s` saved (`%s`)", u.BackupStep, cmd))
+		} else {
+			items = append(items, fmt.Sprintf("undo, by hand only (the executor does not reinstall), and no command can be given: the plan names no chart at %s to install from; install the %s chart at that version as release %s with the values the backup step `%s` saved in %s",
+				orUnknown(u.FromVersion), orUnknown(u.Chart), u.Release, u.BackupStep, helmValuesFile(u.Release)))
 		}
 	case mutates(s) && failure != "":
 		items = append(items, failure+"; undo: no automatic rollback for this step")
@@ -400,6 +413,26 @@ func appendNonEmpty(items []string, s string) []string {
 }
 
 // withCommand puts a check's command after its item, in backquotes, when it has one.
+// checkItem is the runbook line of a check of step s: its description with the command that shows
+// it, or with why only the executor can check it. A backup's read-back has, by hand, the weaker
+// check that every file the step wrote is there and not empty, and says so.
+func checkItem(prefix string, c Check, s *Step) string {
+	item := prefix + c.Description
+	if cmd := CheckCommand(c); cmd != "" {
+		return withCommand(item, cmd)
+	}
+	if c.Type == CheckBackupReadable && s.Backup != nil {
+		if files := backupFiles(s.Backup); len(files) > 0 {
+			return fmt.Sprintf("%s (by hand, only that every file the step wrote is there and not empty: `for f in %s; do test -s \"$f\" || echo \"$f\"; done | %s`)",
+				item, strings.Join(files, " "), failOn("", "missing or empty: ", "$0"))
+		}
+	}
+	if why := CheckExecutorOnly(c); why != "" {
+		return item + " (only the executor checks this: " + why + ")"
+	}
+	return item
+}
+
 func withCommand(item, cmd string) string {
 	if cmd == "" {
 		return item

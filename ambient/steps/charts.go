@@ -79,3 +79,18 @@ func (c ChartSource) Ref(chart string, v mesh.Version) plan.ChartRef {
 	}
 	return r
 }
+
+// Reinstall is the chart an undo by hand of an uninstall installs from: chart at version v in the
+// source, nil when v does not parse or the source cannot name that version (a folder of the target's
+// charts).
+func (c ChartSource) Reinstall(chart, v string) *plan.ChartRef {
+	ver, err := mesh.ParseVersion(v)
+	if err != nil || chart == "" {
+		return nil
+	}
+	r := c.Ref(chart, ver)
+	if r.Path != "" && c.Paths[chart+"@"+ver.String()] == "" {
+		return nil
+	}
+	return &r
+}

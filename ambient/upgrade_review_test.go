@@ -16,7 +16,10 @@ import (
 // person reads, and its YAML stays small enough to review and store. Issue 20 added what to do when
 // a step fails, a line per rendered step (not per node).
 const (
-	maxRunbookLines = 445 // 400, +25 for what to do when a step fails (issue 20), +16 for the two Leases a revision's uninstall leaves (advisory istio#61155)
+	// 400 again (issue 30), with what to do when a step fails (issue 20) and the two Leases a
+	// revision's uninstall leaves (advisory istio#61155): past 50 waves, a row of the wave table
+	// holds several, each still named with its nodes.
+	maxRunbookLines = 400
 	maxPlanYAML     = 1 << 20
 	// maxBlueGreenRunbookLines: a blue-green proves green with a probe pod before any blue node is
 	// cordoned (issue 18), five steps whose objects and commands the runbook shows in full (its

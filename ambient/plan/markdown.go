@@ -470,7 +470,16 @@ func writeItems(b *strings.Builder, items []string) {
 	}
 }
 
-// writeCommands writes commands as a shell block; without opts.Full, at most maxCommands of them.
+// fullFlag is how the reader asks for the whole runbook: the caller's flag, or the option.
+func fullFlag(opts MarkdownOptions) string {
+	if opts.FullFlag != "" {
+		return opts.FullFlag
+	}
+	return "MarkdownOptions{Full: true}"
+}
+
+// writeCommands writes commands as a shell block; without opts.Full, more than maxCommands of them
+// are cut to the first half of that.
 func writeCommands(b *strings.Builder, cmds []string, opts MarkdownOptions) {
 	if len(cmds) == 0 {
 		return
@@ -478,18 +487,14 @@ func writeCommands(b *strings.Builder, cmds []string, opts MarkdownOptions) {
 	b.WriteString("```sh\n")
 	shown := cmds
 	if !opts.Full && len(cmds) > maxCommands {
-		shown = cmds[:maxCommands-2]
+		shown = cmds[:maxCommands/2]
 	}
 	for _, c := range shown {
 		b.WriteString(c)
 		b.WriteString("\n")
 	}
 	if len(shown) < len(cmds) {
-		full := opts.FullFlag
-		if full == "" {
-			full = "MarkdownOptions{Full: true}"
-		}
-		fmt.Fprintf(b, "# ... and %d more like these (every command: %s, or the plan's YAML)\n", len(cmds)-len(shown), full)
+		fmt.Fprintf(b, "# ... and %d more like these (every command: %s, or the plan's YAML)\n", len(cmds)-len(shown), fullFlag(opts))
 	}
 	b.WriteString("```\n")
 }

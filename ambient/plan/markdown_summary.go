@@ -289,8 +289,10 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 	least, expected, most := spanCells(est.Total)
 	fmt.Fprintf(b, "| | **all** | %d | %s | | %s | %s | %s |\n\n", len(p.Steps), nodeCell, least, expected, most)
 	o := EstimateOptions{}.withDefaults()
-	fmt.Fprintf(b, "The nodes of a wave go through their steps at the same time, so a wave takes as long as its slowest node. "+
-		"*At least* counts only what nothing shortens: the health gates letting the mesh settle and new ztunnels turning ready (%s), every evicted pod gone at once; "+
+	if nodes > 0 {
+		b.WriteString("The nodes of a wave go through their steps at the same time, so a wave takes as long as its slowest node. ")
+	}
+	fmt.Fprintf(b, "*At least* counts only what nothing shortens: the health gates letting the mesh settle and new ztunnels turning ready (%s), every evicted pod gone at once; "+
 		"*expected* has every evicted pod take its whole grace period (as the plan's snapshot showed them), PodDisruptionBudgets letting them go as fast as they allow (a replacement ready in %s), "+
 		"each Helm change take %s with its rollout, each batch of a restart %s and new nodes %s; "+
 		"*at most* runs every drain and wait to its timeout (+: some leave it to the executor's default).",

@@ -110,7 +110,7 @@ func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet, opts
 		}
 	}
 	renderWaveTiming(b, p, ws)
-	renderWaveTable(b, p, ws, sl, sameNodes(ws, sets), lastSets(sets))
+	renderWaveTable(b, p, ws, sl, sameNodes(ws, sets), lastSets(sets), opts)
 }
 
 // maxVariants is how many variants of one template step the runbook shows; a node whose step is
@@ -329,7 +329,18 @@ func lastSets(sets []waveSet) map[string]int {
 	return out
 }
 
-func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *waveSet, last map[string]int) {
+// maxWaveRows is how many rows the wave table has without MarkdownOptions.Full: past it, rows hold
+// several consecutive waves each, every wave still named with its nodes, so that the runbook of a
+// 1,000-node mesh stays a document a person reviews.
+const maxWaveRows = 50
+
+// waveRow is one wave's cells of the wave table.
+type waveRow struct {
+	nodes, differs, holds string
+	pools                 map[string]int
+}
+
+func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *waveSet, last map[string]int, opts MarkdownOptions) {
 	steps := p.Steps
 	pools := nodePools(steps)
 	findings := map[string][]Code{}
@@ -344,7 +355,8 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 		}
 	}
 	b.WriteString("| wave | nodes | pools | differs from the steps above | may hold it |\n|---|---|---|---|---|\n")
-	for n, w := range ws.waves {
+	rows := make([]waveRow, 0, len(ws.waves))
+	for _, w := range ws.waves {
 		var nodes []string
 		pc := map[string]int{}
 		differs, holds := newGrouped(), newHolds()
@@ -375,16 +387,49 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 				}
 			}
 		}
-		var pl []string
-		for _, k := range sortedKeys(pc) {
-			pl = append(pl, fmt.Sprintf("%s %d", k, pc[k]))
-		}
 		list := strings.Join(nodes, ", ")
 		if same != nil {
 			list = fmt.Sprintf("the %d nodes of steps %d–%d (`%s`), in their order", len(nodes), same.start+1, same.end, familyName(same.name))
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", n+1, list, orDash(strings.Join(pl, ", ")),
-			cell(orDash(differs.text(len(nodes)))), cell(orDash(holds.text())))
+		rows = append(rows, waveRow{nodes: list, differs: differs.text(len(nodes)), holds: holds.text(), pools: pc})
+	}
+	per := 1
+	if !opts.Full && len(rows) > maxWaveRows {
+		per = (len(rows) + maxWaveRows - 1) / maxWaveRows
+	}
+	for i := 0; i < len(rows); i += per {
+		group := rows[i:min(i+per, len(rows))]
+		pc := map[string]int{}
+		var nodes, differs, holds []string
+		for j, r := range group {
+			for k, n := range r.pools {
+				pc[k] += n
+			}
+			at := ""
+			if len(group) > 1 {
+				at = fmt.Sprintf("%d: ", i+j+1)
+			}
+			nodes = append(nodes, at+r.nodes)
+			if r.differs != "" {
+				differs = append(differs, at+r.differs)
+			}
+			if r.holds != "" {
+				holds = append(holds, at+r.holds)
+			}
+		}
+		var pl []string
+		for _, k := range sortedKeys(pc) {
+			pl = append(pl, fmt.Sprintf("%s %d", k, pc[k]))
+		}
+		wave := fmt.Sprint(i + 1)
+		if len(group) > 1 {
+			wave = fmt.Sprintf("%d–%d", i+1, i+len(group))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", wave, strings.Join(nodes, "; "), orDash(strings.Join(pl, ", ")),
+			cell(orDash(strings.Join(differs, "; "))), cell(orDash(strings.Join(holds, "; "))))
+	}
+	if per > 1 {
+		fmt.Fprintf(b, "\nEach row holds %d waves, one after another, each named by its number (one row per wave: %s).\n", per, fullFlag(opts))
 	}
 	b.WriteString("\n")
 }

@@ -46,6 +46,7 @@ func TestNodeByNodeRunbookRunsByHand(t *testing.T) {
 		plan: planNodeByNode,
 		// Every node goes through cordon, drain, replace, wait and uncordon, each printing a command.
 		minCommands: 6 * 5,
+		boundedWait: true,
 	})
 	if byHand == nil || byExecutor == nil {
 		return

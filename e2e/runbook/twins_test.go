@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,8 +22,8 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 )
 
-// commandTimeout bounds each command of a runbook run by hand. A wait's until-loop has no bound of
-// its own (a person stops it): this is the longest timeout a step prints (drains, 600s) and a margin.
+// commandTimeout bounds each command of a runbook run by hand, in case a printed bound does not
+// work: the longest timeout a step prints (drains, 600s) and a margin.
 const commandTimeout = 11 * time.Minute
 
 // twins is one case of the suite: a plan made on two identical clusters, run by hand on the first
@@ -37,6 +38,8 @@ type twins struct {
 	plan func(ctx context.Context, t *testing.T, h *harness.Harness) *plan.Plan
 	// minCommands is the fewest commands and checks the runbook must print.
 	minCommands int
+	// boundedWait runs a wait of the runbook to its bound (waitToItsBound) after the run by hand.
+	boundedWait bool
 }
 
 // runTwins runs the case: by hand on one cluster, by the executor on the other, one after the
@@ -52,7 +55,10 @@ func runTwins(ctx context.Context, t *testing.T, c twins) (byHand, byExecutor *e
 		h := newCluster(t, ctx, c.name+"-hand", c.cidrs[0], c.nodesPerPool)
 		p := c.plan(ctx, t, h)
 		steps = len(p.Steps)
-		runByHand(ctx, t, h, p, bin, c.minCommands)
+		env := runByHand(ctx, t, h, p, bin, c.minCommands)
+		if c.boundedWait && !t.Failed() {
+			waitToItsBound(ctx, t, h, p, env)
+		}
 		byHand = captureState(ctx, t, h)
 	})
 	if byHand == nil {
@@ -72,8 +78,8 @@ func runTwins(ctx context.Context, t *testing.T, c twins) (byHand, byExecutor *e
 
 // runByHand renders p's full Markdown runbook (kept in the run folder as runbook.md), extracts its
 // commands and checks (Extract) and runs each in order with bash -e -o pipefail, kubectl and helm
-// from bin: the first that exits non-zero fails the test.
-func runByHand(ctx context.Context, t *testing.T, h *harness.Harness, p *plan.Plan, bin string, minCommands int) {
+// from bin: the first that exits non-zero fails the test. It returns the commands' environment.
+func runByHand(ctx context.Context, t *testing.T, h *harness.Harness, p *plan.Plan, bin string, minCommands int) []string {
 	t.Helper()
 	var md bytes.Buffer
 	if err := plan.RenderMarkdownWith(&md, p, plan.MarkdownOptions{Full: true}); err != nil {
@@ -122,6 +128,51 @@ func runByHand(ctx context.Context, t *testing.T, h *harness.Harness, p *plan.Pl
 		}
 		h.Logf("runbook %d/%d %s %s ok in %s", i+1, len(cmds), c.Step, c.What, time.Since(t0).Round(time.Millisecond))
 	}
+	return env
+}
+
+// waitToItsBound runs one wait of the runbook to its bound: the plan's first wait for ztunnel on a
+// node, asked for a version no pod runs and given 6s. The printed loop must end by itself soon
+// after, fail, and say on stderr what still does not hold and what to do.
+func waitToItsBound(ctx context.Context, t *testing.T, h *harness.Harness, p *plan.Plan, env []string) {
+	t.Helper()
+	for _, s := range p.Steps {
+		if s.WaitFor == nil || s.WaitFor.Check.Type != plan.CheckNodeAgentReady {
+			continue
+		}
+		a, err := plan.ArgsOf[plan.NodeAgentReadyArgs](s.WaitFor.Check)
+		if err != nil || a.Node == "" {
+			continue
+		}
+		a.Version = "0.0.1"
+		never := s
+		never.WaitFor = &plan.WaitFor{TimeoutSeconds: 6,
+			Check: plan.NewCheck(s.WaitFor.Check.Object, a, "ztunnel 0.0.1 is ready on "+a.Node)}
+		cmds := plan.Commands(&never)
+		if len(cmds) != 1 {
+			t.Fatalf("the wait prints %d commands, want 1: %q", len(cmds), cmds)
+		}
+		t0 := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		sh := exec.CommandContext(cctx, "bash", "-e", "-o", "pipefail", "-c", cmds[0])
+		var stderr bytes.Buffer
+		sh.Env, sh.Stderr = env, &stderr
+		err = sh.Run()
+		took := time.Since(t0)
+		h.Logf("a wait run to its bound (6s): %v after %s; stderr: %s", err, took.Round(time.Millisecond), stderr.String())
+		if err == nil {
+			t.Errorf("a wait for a ztunnel version no pod runs exited 0:\n%s", cmds[0])
+		}
+		if cctx.Err() != nil || took > time.Minute {
+			t.Errorf("a wait bounded at 6s ran %s: its loop has no working bound:\n%s", took, cmds[0])
+		}
+		if want := "gave up after 6s: ztunnel 0.0.1 is ready on " + a.Node + " still does not hold; find out why, fix it, and run this again"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("the wait's stderr lacks %q:\n%s", want, stderr.String())
+		}
+		return
+	}
+	t.Fatal("the plan has no wait for ztunnel on a node to run to its bound")
 }
 
 // applyWithExecutor applies p with the executor as the e2e upgrade does (the Helm SDK adapter, the

@@ -240,7 +240,7 @@ func (a *Apply) executor(cl *Cluster, p *plan.Plan, snap *mesh.Snapshot, r Run, 
 	if cl.InMemory() {
 		clock = cl.memory.clock()
 	}
-	next := &Next{Cmd: a.cmd, DryRun: a.DryRun, Namespace: execute.DefaultNamespace}
+	next := &Next{Cmd: a.cmd, DryRun: a.DryRun, Namespace: execute.DefaultNamespace, InMemory: cl.InMemory()}
 	nodes := NewNodeProgress(say)
 	observers := []func(execute.Event){prog.Observe, next.Observe, nodes.Observe}
 	events := "" // the plan hash the run's Kubernetes Events are recorded for; none in a dry run

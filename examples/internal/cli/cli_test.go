@@ -114,6 +114,7 @@ func TestTheAdviceAfterAFailureNamesTheCommandForThatKindOfFailure(t *testing.T)
 		name     string
 		err      error
 		dry      bool
+		inMemory bool
 		rollback string // offered by a GateUnhealthy event
 		want     []string
 		not      []string
@@ -141,10 +142,14 @@ func TestTheAdviceAfterAFailureNamesTheCommandForThatKindOfFailure(t *testing.T)
 		{name: "a stopped run is resumed", err: step(context.Canceled), want: []string{"stopped", resume}},
 		{name: "an error before any step runs the same command again", err: errors.New("observe the live mesh: connection refused"), want: []string{"run again: " + again}},
 		{name: "a dry run has no journal: it runs again", err: step(execute.ErrTimeout), dry: true, want: []string{"continue: upgrade --charts"}, not: []string{"--resume"}},
+		{name: "a run on the in-memory demo cluster, gone with the process, starts again", err: step(execute.ErrTimeout), dry: true, inMemory: true,
+			want: []string{"in-memory demo cluster lived in this process and is gone with it", "run again from the start: upgrade --charts"}, not: []string{"--resume", "continue:"}},
+		{name: "a run on the in-memory demo cluster stopped by findings still says how to waive them", err: fmt.Errorf("%w: findings", ErrNeedsWaiver), dry: true, inMemory: true,
+			want: []string{"--waive CODE,..."}, not: []string{"in-memory"}},
 	}
 	for _, tc := range cases {
 		c, _ := upgradeCommand(t, args...)
-		n := &Next{Cmd: c, DryRun: tc.dry, Namespace: "istio-system"}
+		n := &Next{Cmd: c, DryRun: tc.dry, Namespace: "istio-system", InMemory: tc.inMemory}
 		n.Observe(execute.Event{Type: execute.EventGateUnhealthy, Rollback: tc.rollback})
 		err := n.Wrap(tc.err)
 		if !errors.Is(err, tc.err) {

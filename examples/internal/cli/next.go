@@ -20,6 +20,9 @@ type Next struct {
 	DryRun bool
 	// Namespace holds the Lease and the journal.
 	Namespace string
+	// InMemory: the run was on the in-memory demo cluster, which is gone with the process, so there
+	// is nothing to resume, roll back or wait for.
+	InMemory bool
 
 	mu       sync.Mutex
 	rollback string
@@ -89,6 +92,9 @@ var advices = []advice{
 // For returns the advice for err: the first matching sentinel's, else "fix the cause" and the
 // command that continues (after a step failed) or starts again (before any step ran).
 func (n *Next) For(err error) string {
+	if n.InMemory && !errors.Is(err, execute.ErrStepBlocked) && !errors.Is(err, ambient.ErrBlocked) && !errors.Is(err, ErrBlocked) && !errors.Is(err, ErrNeedsWaiver) {
+		return "the in-memory demo cluster lived in this process and is gone with it, so there is nothing to resume or roll back (and nothing outside it changed): run again from the start: " + n.Cmd.Line(nil)
+	}
 	for _, a := range advices {
 		for _, target := range a.is {
 			if errors.Is(err, target) {

@@ -16,53 +16,45 @@ import (
 // is "TARGET_OLDER_THAN_CURRENT". A reader of the code then knows the string a user waives, and
 // the other way round.
 func TestEveryCodeConstantReadsLikeItsString(t *testing.T) {
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
 	seen := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		for _, decl := range f.Decls {
-			g, ok := decl.(*ast.GenDecl)
-			if !ok || g.Tok != token.CONST {
-				continue
+	err := walkModuleSource(func(path string, fset *token.FileSet, f *ast.File) {
+		codeConstants(f, func(name *ast.Ident, value string) {
+			seen++
+			if !strings.HasPrefix(name.Name, "Code") || strings.ToUpper(strings.TrimPrefix(name.Name, "Code")) != strings.ReplaceAll(value, "_", "") {
+				t.Errorf("%s: constant %s is %q: name it Code + the string's words (or the string after the name)", fset.Position(name.Pos()), name.Name, value)
 			}
-			for _, spec := range g.Specs {
-				vs := spec.(*ast.ValueSpec)
-				if !isCodeType(vs.Type) {
-					continue
-				}
-				for i, name := range vs.Names {
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						continue
-					}
-					value, _ := strconv.Unquote(lit.Value)
-					seen++
-					if !strings.HasPrefix(name.Name, "Code") || strings.ToUpper(strings.TrimPrefix(name.Name, "Code")) != strings.ReplaceAll(value, "_", "") {
-						t.Errorf("%s: constant %s is %q: name it Code + the string's words (or the string after the name)", fset.Position(name.Pos()), name.Name, value)
-					}
-				}
-			}
-		}
-		return nil
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if seen < 100 {
 		t.Fatalf("found %d code constants in the module, want every one (is the walk wrong?)", seen)
+	}
+}
+
+// codeConstants hands fn each constant of type Code or plan.Code that f declares with a string.
+func codeConstants(f *ast.File, fn func(name *ast.Ident, value string)) {
+	for _, decl := range f.Decls {
+		g, ok := decl.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if !isCodeType(vs.Type) {
+				continue
+			}
+			for i, name := range vs.Names {
+				if i >= len(vs.Values) {
+					break
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					value, _ := strconv.Unquote(lit.Value)
+					fn(name, value)
+				}
+			}
+		}
 	}
 }
 
@@ -76,4 +68,28 @@ func isCodeType(e ast.Expr) bool {
 		return ok && id.Name == "plan" && x.Sel.Name == "Code"
 	}
 	return false
+}
+
+// walkModuleSource parses every non-test Go file of the module (testdata, e2e and hidden folders
+// apart) and hands each to fn.
+func walkModuleSource(fn func(path string, fset *token.FileSet, f *ast.File)) error {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "e2e" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fn(path, fset, f)
+		return nil
+	})
 }

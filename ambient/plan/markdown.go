@@ -156,21 +156,15 @@ func NotRunnable(p *Plan) []string {
 			waivable = appendNew(waivable, "`"+string(f.Code)+"`")
 		}
 	}
-	ofCodes := func(codes []string) string { // findings are counted by code: "of code `X`", "of codes `X`, `Y`"
-		if len(codes) == 1 {
-			return "of code " + codes[0]
-		}
-		return "of codes " + strings.Join(codes, ", ")
-	}
 	if len(blocking) > 0 {
 		what := "fix the cause, then plan again"
 		if len(p.Steps) == 0 {
 			what += " (the plan has no steps until then)"
 		}
-		out = append(out, fmt.Sprintf("blocking findings %s stop it: %s", ofCodes(blocking), what))
+		out = append(out, fmt.Sprintf("blocking findings %s stop it: %s", OfCodes(blocking), what))
 	}
 	if len(waivable) > 0 {
-		out = append(out, fmt.Sprintf("waivable findings %s stop it until waived or fixed", ofCodes(waivable)))
+		out = append(out, fmt.Sprintf("waivable findings %s stop it until waived or fixed", OfCodes(waivable)))
 	}
 	var blocked []string
 	for _, s := range p.Steps {
@@ -554,4 +548,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// OfCodes names findings by their codes, as a plan's status and the examples say it: "of code X",
+// "of codes X, Y" (waivable findings of code X stop it).
+func OfCodes(codes []string) string {
+	if len(codes) == 1 {
+		return "of code " + codes[0]
+	}
+	return "of codes " + strings.Join(codes, ", ")
 }

@@ -2,9 +2,7 @@ package plan_test
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -60,25 +58,10 @@ type raised struct {
 func TestThePlannersRaiseEveryCodeOnlyWithTheSeveritiesItDeclares(t *testing.T) {
 	names := map[string]plan.Code{} // constant name → code, from the plan package's own declarations
 	var found []raised
-	root := filepath.Join("..", "..")
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "e2e" || strings.HasPrefix(d.Name(), ".")) && path != root {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	err := walkModuleSource(func(path string, fset *token.FileSet, f *ast.File) {
 		inPlan := f.Name.Name == "plan" && filepath.Base(filepath.Dir(path)) == "plan"
 		if inPlan {
-			collectCodeNames(f, names)
+			codeConstants(f, func(name *ast.Ident, value string) { names[name.Name] = plan.Code(value) })
 		}
 		declares := inPlan && (strings.HasPrefix(filepath.Base(path), "codes") || strings.HasPrefix(filepath.Base(path), "severities"))
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -130,7 +113,6 @@ func TestThePlannersRaiseEveryCodeOnlyWithTheSeveritiesItDeclares(t *testing.T) 
 			}
 			return true
 		})
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,28 +170,4 @@ func constName(e ast.Expr) string {
 		return v.Name
 	}
 	return ""
-}
-
-// collectCodeNames adds the plan package's code constants of f to names.
-func collectCodeNames(f *ast.File, names map[string]plan.Code) {
-	for _, decl := range f.Decls {
-		g, ok := decl.(*ast.GenDecl)
-		if !ok || g.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range g.Specs {
-			vs := spec.(*ast.ValueSpec)
-			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Code" {
-				continue
-			}
-			for i, name := range vs.Names {
-				if i >= len(vs.Values) {
-					break
-				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					names[name.Name] = plan.Code(strings.Trim(lit.Value, `"`))
-				}
-			}
-		}
-	}
 }

@@ -23,9 +23,28 @@ var update = flag.Bool("update", false, "rewrite the schema file")
 // The v1alpha1 documents under testdata/v1alpha1 are goldens the planners wrote before v1alpha2
 // (git ed11582): they still decode, convert, and keep every postcondition.
 func TestAV1alpha1PlanDecodesAndConvertsToTheCurrentVersion(t *testing.T) {
-	files, err := filepath.Glob("testdata/v1alpha1/*.plan.yaml")
+	eachOldFixture(t, "v1alpha1", func(t *testing.T, old []byte, p *plan.Plan) {
+		// Every "verification:" list of the old document is a step's (or rollback's)
+		// postconditions now: none is lost.
+		if want, got := bytes.Count(old, []byte("verification:")), postconditionLists(p); got < want {
+			t.Errorf("%d postcondition lists after conversion, the v1alpha1 document had %d verification lists", got, want)
+		}
+		again, err := plan.EncodeYAML(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(again, []byte("verification:")) || !bytes.Contains(again, []byte("apiVersion: "+plan.APIVersion)) {
+			t.Errorf("the converted plan is written in the old shape:\n%.400s", again)
+		}
+	})
+}
+
+// eachOldFixture decodes each document of testdata/<version> (three or more), checks it converts to
+// the current version, and hands it to check with its bytes.
+func eachOldFixture(t *testing.T, version string, check func(t *testing.T, old []byte, p *plan.Plan)) {
+	files, err := filepath.Glob("testdata/" + version + "/*.plan.yaml")
 	if err != nil || len(files) < 3 {
-		t.Fatalf("v1alpha1 fixtures: %v, %d files", err, len(files))
+		t.Fatalf("%s fixtures: %v, %d files", version, err, len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
@@ -40,18 +59,7 @@ func TestAV1alpha1PlanDecodesAndConvertsToTheCurrentVersion(t *testing.T) {
 			if p.APIVersion != plan.APIVersion {
 				t.Errorf("apiVersion %s after conversion, want %s", p.APIVersion, plan.APIVersion)
 			}
-			// Every "verification:" list of the old document is a step's (or rollback's)
-			// postconditions now: none is lost.
-			if want, got := bytes.Count(old, []byte("verification:")), postconditionLists(p); got < want {
-				t.Errorf("%d postcondition lists after conversion, the v1alpha1 document had %d verification lists", got, want)
-			}
-			again, err := plan.EncodeYAML(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(again, []byte("verification:")) || !bytes.Contains(again, []byte("apiVersion: "+plan.APIVersion)) {
-				t.Errorf("the converted plan is written in the old shape:\n%.400s", again)
-			}
+			check(t, old, p)
 		})
 	}
 }
@@ -179,51 +187,34 @@ func schemaOf(t reflect.Type, path string, seen map[reflect.Type]bool) []string 
 // (git f73a781): they decode to the same plan, whose v1alpha3 document writes the options typed,
 // the status and every list, and reads back to the very plan.
 func TestAV1alpha2PlanDecodesToTheSamePlanInTheCurrentVersion(t *testing.T) {
-	files, err := filepath.Glob("testdata/v1alpha2/*.plan.yaml")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("v1alpha2 fixtures: %v, %d files", err, len(files))
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			old, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := plan.Decode(old)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if p.APIVersion != plan.APIVersion {
-				t.Errorf("apiVersion %s after conversion, want %s", p.APIVersion, plan.APIVersion)
-			}
-			if p.Metadata.Options["batchSize"] == "" {
-				t.Fatalf("the fixture's options lost batchSize: %v", p.Metadata.Options)
-			}
-			j, err := plan.EncodeJSON(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc struct {
-				Status   string
-				Metadata struct{ Options map[string]any }
-				Steps    []any `json:"steps"`
-			}
-			if err := json.Unmarshal(j, &doc); err != nil {
-				t.Fatal(err)
-			}
-			if _, ok := doc.Metadata.Options["batchSize"].(float64); !ok {
-				t.Errorf("batchSize is written as %T, want a number", doc.Metadata.Options["batchSize"])
-			}
-			if doc.Status != string(p.Status()) || doc.Steps == nil {
-				t.Errorf("status %q (want %q), steps %v: the document lacks what v1alpha3 writes", doc.Status, p.Status(), doc.Steps == nil)
-			}
-			back, err := plan.Decode(j)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(p, back); d != "" {
-				t.Errorf("the v1alpha3 document does not read back to the plan (-v1alpha2 +v1alpha3):\n%s", d)
-			}
-		})
-	}
+	eachOldFixture(t, "v1alpha2", func(t *testing.T, _ []byte, p *plan.Plan) {
+		if p.Metadata.Options["batchSize"] == "" {
+			t.Fatalf("the fixture's options lost batchSize: %v", p.Metadata.Options)
+		}
+		j, err := plan.EncodeJSON(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Status   string
+			Metadata struct{ Options map[string]any }
+			Steps    []any `json:"steps"`
+		}
+		if err := json.Unmarshal(j, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := doc.Metadata.Options["batchSize"].(float64); !ok {
+			t.Errorf("batchSize is written as %T, want a number", doc.Metadata.Options["batchSize"])
+		}
+		if doc.Status != string(p.Status()) || doc.Steps == nil {
+			t.Errorf("status %q (want %q), steps %v: the document lacks what v1alpha3 writes", doc.Status, p.Status(), doc.Steps == nil)
+		}
+		back, err := plan.Decode(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(p, back); d != "" {
+			t.Errorf("the v1alpha3 document does not read back to the plan (-v1alpha2 +v1alpha3):\n%s", d)
+		}
+	})
 }

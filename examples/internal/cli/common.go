@@ -200,7 +200,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	}
 	var why []string
 	if len(blocking) > 0 {
-		why = append(why, "blocking findings "+ofCodes(blocking))
+		why = append(why, "blocking findings "+plan.OfCodes(blocking))
 	}
 	if len(blocked) > 0 {
 		why = append(why, "blocked steps "+strings.Join(blocked, "; "))
@@ -208,7 +208,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 	if len(why) > 0 {
 		also := ""
 		if len(waivable) > 0 {
-			also = fmt.Sprintf(" (waivable findings %s also stop it)", ofCodes(waivable))
+			also = fmt.Sprintf(" (waivable findings %s also stop it)", plan.OfCodes(waivable))
 		}
 		return fmt.Errorf("%w: %s%s; fix the cause (each finding's remedy), then plan again: %s", ErrBlocked, strings.Join(why, "; "), also, c.Line(c.Only(keepReplan...)))
 	}
@@ -217,25 +217,18 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 		if f := c.fs.Lookup("waive"); f != nil && f.Value.String() != "" {
 			codes = f.Value.String() + "," + codes
 		}
-		what := "waivable findings " + ofCodes(waivable) + " stop it"
+		what := "waivable findings " + plan.OfCodes(waivable) + " stop it"
 		return fmt.Errorf("%w: %s; review them and their remedies, and to accept them, plan again with: %s",
 			ErrNeedsWaiver, what, c.Line(append(c.Only(keepReplan...), "waive"), "--waive", codes))
 	}
 	return nil
 }
 
-// ofCodes names findings by their codes: "of code X", "of codes X, Y".
-func ofCodes(codes []string) string {
-	if len(codes) == 1 {
-		return "of code " + codes[0]
-	}
-	return "of codes " + strings.Join(codes, ", ")
-}
-
 // refuseBlockingWaivers refuses a --waive of a code the plan has blocking findings of: a blocking
 // finding cannot be waived, and a waiver that seems to accept it must not pass in silence (nor be
-// copied into the command that plans again). Severity is a finding's, not its code's, so this is
-// known once planned; the error names each such finding.
+// copied into the command that plans again). A code never raised waivable is refused as the flag is
+// read (Waivers); for a code raised blocking or waivable, which case it is is known once planned.
+// The error names each such finding.
 func refuseBlockingWaivers(p *plan.Plan, c *Command) error {
 	f := c.fs.Lookup("waive")
 	if f == nil || f.Value.String() == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"maps"
 	"sort"
 	"strings"
@@ -125,18 +126,24 @@ func (w *World) syncWorkload(ctx context.Context, ns string, o owner) {
 		if w.Base.Get(ctx, key, &d) != nil {
 			return
 		}
+		before := d.Status
 		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = n, n, ready, ready
 		d.Status.ObservedGeneration = d.Generation
-		_ = w.Base.Status().Update(ctx, &d)
+		if !equality.Semantic.DeepEqual(before, d.Status) {
+			_ = w.Base.Status().Update(ctx, &d)
+		}
 	case "StatefulSet":
 		var ss appsv1.StatefulSet
 		if w.Base.Get(ctx, key, &ss) != nil {
 			return
 		}
+		before := ss.Status
 		ss.Status.Replicas, ss.Status.UpdatedReplicas, ss.Status.CurrentReplicas, ss.Status.ReadyReplicas, ss.Status.AvailableReplicas = n, n, n, ready, ready
 		ss.Status.ObservedGeneration = ss.Generation
 		ss.Status.CurrentRevision = ss.Status.UpdateRevision
-		_ = w.Base.Status().Update(ctx, &ss)
+		if !equality.Semantic.DeepEqual(before, ss.Status) {
+			_ = w.Base.Status().Update(ctx, &ss)
+		}
 	}
 }
 
@@ -523,8 +530,12 @@ func (w *World) syncDS(ctx context.Context, ns, name string) {
 			updated++
 		}
 	}
-	ds.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: n, CurrentNumberScheduled: n, NumberReady: ready, NumberAvailable: ready,
+	status := appsv1.DaemonSetStatus{DesiredNumberScheduled: n, CurrentNumberScheduled: n, NumberReady: ready, NumberAvailable: ready,
 		UpdatedNumberScheduled: updated, ObservedGeneration: ds.Generation}
+	if equality.Semantic.DeepEqual(ds.Status, status) {
+		return // the controller writes no status that did not change
+	}
+	ds.Status = status
 	if err := w.Base.Status().Update(ctx, &ds); err != nil {
 		_ = w.Base.Update(ctx, &ds)
 	}
@@ -625,11 +636,50 @@ func (w *World) nodeLabels(ctx context.Context, kind, name string) map[string]st
 // Reconciling every DaemonSet on each cordon would make a wave of n nodes cost n² lists.
 func (w *World) nodeChanged(ctx context.Context, name string, before map[string]string) {
 	var n corev1.Node
-	if err := w.Base.Get(ctx, client.ObjectKey{Name: name}, &n); err == nil && maps.Equal(before, n.Labels) {
-		w.schedulePending(ctx)
+	if err := w.Base.Get(ctx, client.ObjectKey{Name: name}, &n); err != nil {
+		w.nodesChanged(ctx)
 		return
 	}
-	w.nodesChanged(ctx)
+	if !maps.Equal(before, n.Labels) {
+		// Only this node's labels changed: each DaemonSet gains or loses its pod here alone, as the
+		// controller reconciles a node event (pkg/controller/daemon, nodeUpdate).
+		var dss appsv1.DaemonSetList
+		if err := w.Base.List(ctx, &dss); err != nil {
+			return
+		}
+		for i := range dss.Items {
+			w.reconcileDSOnNode(ctx, &dss.Items[i], &n)
+		}
+	}
+	w.schedulePending(ctx)
+}
+
+// reconcileDSOnNode is reconcileDS for one node: the DaemonSet's pod there if its template places
+// one, none otherwise.
+func (w *World) reconcileDSOnNode(ctx context.Context, ds *appsv1.DaemonSet, n *corev1.Node) {
+	var pods corev1.PodList
+	if err := w.Base.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingFields{"spec.nodeName": n.Name}); err != nil {
+		return
+	}
+	want, has, changed := affinity.SchedulesOn(&ds.Spec.Template.Spec, n), false, false
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if c := metav1.GetControllerOf(p); c == nil || c.Kind != "DaemonSet" || c.Name != ds.Name {
+			continue
+		}
+		has = true
+		if !want {
+			_ = w.Base.Delete(ctx, p)
+			changed = true
+		}
+	}
+	if want && !has {
+		w.createPod(ctx, w.dsPod(ds, n.Name))
+		changed = true
+	}
+	if changed {
+		w.syncDS(ctx, ds.Namespace, ds.Name)
+	}
 }
 
 // FinishJobs plays the Jobs with pods on the node finishing: their running pods succeed (and stop

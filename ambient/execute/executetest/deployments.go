@@ -71,8 +71,10 @@ func (w *World) deploymentPod(ctx context.Context, d *appsv1.Deployment, hash st
 // schedulePending plays the scheduler once nodes changed: every Pending pod without a node that now
 // fits one is bound to it and runs, captured as its namespace says; the owners' status follows.
 func (w *World) schedulePending(ctx context.Context) {
+	// Only unscheduled pods can be pending a node: the spec.nodeName index holds them under "", so a
+	// cordon of one node of many does not read every pod of the mesh.
 	var pods corev1.PodList
-	if err := w.Base.List(ctx, &pods); err != nil {
+	if err := w.Base.List(ctx, &pods, client.MatchingFields{"spec.nodeName": ""}); err != nil {
 		return
 	}
 	for i := range pods.Items {

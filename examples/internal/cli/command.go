@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
@@ -39,8 +38,9 @@ const (
 var (
 	// ErrUsage wraps flag errors (ExitUsage).
 	ErrUsage = errors.New("usage")
-	// ErrBlocked means blocking findings or blocked steps stop the plan (ExitBlocked).
-	ErrBlocked = errors.New("the plan is blocked")
+	// ErrBlocked means blocking findings or blocked steps stop the plan (ExitBlocked): the plan's own
+	// sentinel, which ambient.ErrBlocked and migrate.ErrBlocked are too.
+	ErrBlocked = plan.ErrBlocked
 	// ErrNeedsWaiver means waivable findings stop the plan until they are waived (ExitNeedsWaiver).
 	ErrNeedsWaiver = errors.New("the plan is not runnable until waived")
 	// errDone ends a program that printed what it was asked for (--list-codes) with ExitOK.
@@ -56,7 +56,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, ErrNeedsWaiver):
 		return ExitNeedsWaiver
-	case errors.Is(err, ErrBlocked), errors.Is(err, ambient.ErrBlocked), errors.Is(err, execute.ErrStepBlocked):
+	case errors.Is(err, ErrBlocked), errors.Is(err, execute.ErrStepBlocked):
 		return ExitBlocked
 	}
 	return ExitError

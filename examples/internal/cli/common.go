@@ -210,7 +210,7 @@ func Verdict(p *plan.Plan, planErr error, c *Command) error {
 		if len(waivable) > 0 {
 			also = fmt.Sprintf(" (waivable findings %s also stop it)", plan.OfCodes(waivable))
 		}
-		return fmt.Errorf("%w: %s%s; fix the cause (each finding's remedy), then plan again: %s", ErrBlocked, strings.Join(why, "; "), also, c.Line(c.Only(keepReplan...)))
+		return &blockedError{fmt.Sprintf("the plan is blocked: %s%s; fix the cause (each finding's remedy), then plan again: %s", strings.Join(why, "; "), also, c.Line(c.Only(keepReplan...)))}
 	}
 	if len(waivable) > 0 {
 		codes := strings.Join(waivable, ",")
@@ -259,3 +259,10 @@ func appendOnce(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// blockedError is a verdict of blocked: its message says why and how to plan again; it is
+// ErrBlocked to errors.Is.
+type blockedError struct{ msg string }
+
+func (e *blockedError) Error() string { return e.msg }
+func (e *blockedError) Unwrap() error { return ErrBlocked }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/execute"
 )
 
@@ -74,7 +73,7 @@ var advices = []advice{
 		return fmt.Sprintf("the mesh is unhealthy after the last change: roll back step %s with %s, then plan again; or fix the cause and continue: %s",
 			rb, n.Cmd.Line(n.Cmd.Only(sessionFlags...), "--rollback", rb), n.resume())
 	}},
-	{[]error{execute.ErrStepBlocked, ambient.ErrBlocked, ErrBlocked, ErrNeedsWaiver}, func(n *Next) string {
+	{[]error{execute.ErrStepBlocked, ErrBlocked, ErrNeedsWaiver}, func(n *Next) string {
 		return "findings or blocked steps stop the plan, and nothing was changed: fix the cause (each finding's remedy), or accept waivable findings, and plan again: " +
 			n.Cmd.Line(append(n.Cmd.Only(keepReplan...), "waive"), "--waive", "CODE,...")
 	}},
@@ -92,7 +91,7 @@ var advices = []advice{
 // For returns the advice for err: the first matching sentinel's, else "fix the cause" and the
 // command that continues (after a step failed) or starts again (before any step ran).
 func (n *Next) For(err error) string {
-	if n.InMemory && !errors.Is(err, execute.ErrStepBlocked) && !errors.Is(err, ambient.ErrBlocked) && !errors.Is(err, ErrBlocked) && !errors.Is(err, ErrNeedsWaiver) {
+	if n.InMemory && !errors.Is(err, execute.ErrStepBlocked) && !errors.Is(err, ErrBlocked) && !errors.Is(err, ErrNeedsWaiver) {
 		return "the in-memory demo cluster lived in this process and is gone with it, so there is nothing to resume or roll back (and nothing outside it changed): run again from the start: " + n.Cmd.Line(nil)
 	}
 	for _, a := range advices {

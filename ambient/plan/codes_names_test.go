@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // TestEveryCodeConstantReadsLikeItsString walks the module's Go files for finding code constants
@@ -30,6 +32,35 @@ func TestEveryCodeConstantReadsLikeItsString(t *testing.T) {
 	}
 	if seen < 100 {
 		t.Fatalf("found %d code constants in the module, want every one (is the walk wrong?)", seen)
+	}
+}
+
+// TestEveryCodeConstantIsInTheCatalog holds the catalog (AllCodes, CodeHelp, what --list-codes
+// prints) to the code constants the module declares: a constant whose code has no help would be raised
+// but never listed, and a catalog entry with no constant is a code no Go caller can name.
+func TestEveryCodeConstantIsInTheCatalog(t *testing.T) {
+	declared := map[plan.Code]string{}
+	err := walkModuleSource(func(path string, fset *token.FileSet, f *ast.File) {
+		codeConstants(f, func(name *ast.Ident, value string) {
+			declared[plan.Code(value)] = fset.Position(name.Pos()).String()
+			if !plan.KnownCode(plan.Code(value)) || strings.TrimSpace(plan.CodeHelp(plan.Code(value))) == "" {
+				t.Errorf("%s: %s (%q) is not in the catalog with its help: register it beside its constant", fset.Position(name.Pos()), name.Name, value)
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range plan.AllCodes() {
+		if _, ok := declared[c]; !ok {
+			t.Errorf("the catalog has %s, which no constant declares", c)
+		}
+		if strings.ToUpper(string(c)) != string(c) {
+			t.Errorf("code %q is not upper case", c)
+		}
+	}
+	if len(declared) < 100 || len(declared) != len(plan.AllCodes()) {
+		t.Errorf("%d code constants, %d codes in the catalog: want the same, 100 or more", len(declared), len(plan.AllCodes()))
 	}
 }
 

@@ -118,23 +118,6 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 	)
 }
 
-func TestEveryCodeHasHelp(t *testing.T) {
-	codes := plan.AllCodes()
-	if len(codes) < 40 {
-		t.Fatalf("catalog has only %d codes", len(codes))
-	}
-	seen := map[string]bool{}
-	for _, c := range codes {
-		if plan.CodeHelp(c) == "" || strings.ToUpper(string(c)) != string(c) {
-			t.Errorf("code %q needs help text and an upper-case name", c)
-		}
-		if seen[string(c)] {
-			t.Errorf("code %q repeats", c)
-		}
-		seen[string(c)] = true
-	}
-}
-
 func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
 	tricky := []string{"yes", "No", "on", "OFF", "y", "1:30", "010", "0x1F", "1_000", "1.30", "1e3", ".inf", "null", "~", "true", "",
 		" padded ", "a: b", "- x", "#x", "[x]", "{x}", "x, y", "line one\nline two\n", "trailing\n", "'q'", "\"dq\"", "@x", "`x`", "%x", "!x", "&x", "*x", "<<"}

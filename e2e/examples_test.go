@@ -46,18 +46,6 @@ const (
 	exitNeedsWaiver = 4
 )
 
-// jsonEvent is one line of --log-format json.
-type jsonEvent struct {
-	Time    time.Time `json:"time"`
-	Type    string    `json:"type"`
-	Step    string    `json:"step"`
-	Kind    string    `json:"kind"`
-	Index   int       `json:"index"`
-	Total   int       `json:"total"`
-	Message string    `json:"message"`
-	Changes []string  `json:"changes"`
-}
-
 // examplesRun is what TestExamples shares between its assessments.
 type examplesRun struct {
 	bin        string // folder of the built example binaries
@@ -259,12 +247,12 @@ func TestExamples(t *testing.T) {
 			}
 			types := map[string]int{}
 			for i, l := range strings.Split(strings.TrimRight(r.stdout, "\n"), "\n") {
-				var ev jsonEvent
+				var ev execute.Event // the event's wire form, read back
 				if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == "" || ev.Time.IsZero() {
 					t.Fatalf("stdout line %d is not a JSON event (%v): %q", i+1, err, l)
 				}
-				types[ev.Type]++
-				if ev.Type == string(execute.EventDryRun) && (ev.Step == "" || ev.Index == 0 || ev.Total != x.stepsTotal || len(ev.Changes) == 0) {
+				types[string(ev.Type)]++
+				if ev.Type == execute.EventDryRun && (ev.StepID == "" || ev.Index == 0 || ev.Total != x.stepsTotal || len(ev.Changes) == 0) {
 					t.Errorf("DryRun event %q lacks its step, position or changes", l)
 				}
 			}

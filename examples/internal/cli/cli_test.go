@@ -237,11 +237,11 @@ func TestProgressOnAPipeIsOneLinePerEventWithoutControlCodes(t *testing.T) {
 	if len(lines) != len(events) {
 		t.Fatalf("%d JSON lines for %d events", len(lines), len(events))
 	}
-	var pdb JSONEvent
+	var pdb execute.Event
 	if err := json.Unmarshal([]byte(lines[3]), &pdb); err != nil {
 		t.Fatal(err)
 	}
-	if pdb.Type != "WaitingOnPDB" || pdb.Step != "ztunnel/node/a/drain" || pdb.Index != 2 || pdb.Total != 3 || pdb.Node != "a" ||
+	if pdb.Type != "WaitingOnPDB" || pdb.StepID != "ztunnel/node/a/drain" || pdb.Index != 2 || pdb.Total != 3 || pdb.Node != "a" ||
 		pdb.PDBs[0] != "shop/db" || pdb.Pods[0] != "shop/db-0" || !pdb.Time.Equal(at) {
 		t.Errorf("WaitingOnPDB line %s decodes to %+v", lines[3], pdb)
 	}

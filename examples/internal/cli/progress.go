@@ -52,37 +52,14 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// JSONEvent is one line of --log-format json: an execute.Event with the error as text. Fields that
-// do not apply to the event's type are left out.
-type JSONEvent struct {
-	Time     time.Time `json:"time"`
-	Type     string    `json:"type"`
-	Step     string    `json:"step,omitempty"`
-	Kind     string    `json:"kind,omitempty"`
-	Index    int       `json:"index,omitempty"`
-	Total    int       `json:"total,omitempty"`
-	Message  string    `json:"message,omitempty"`
-	Node     string    `json:"node,omitempty"`
-	Done     int       `json:"done,omitempty"`
-	Of       int       `json:"of,omitempty"`
-	PDBs     []string  `json:"pdbs,omitempty"`
-	Pods     []string  `json:"pods,omitempty"`
-	Rollback string    `json:"rollback,omitempty"`
-	Changes  []string  `json:"changes,omitempty"`
-	Error    string    `json:"error,omitempty"`
-}
-
 // Observe prints one event; it is an execute.Options.Observer.
 func (p *Progress) Observe(ev execute.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.json {
-		j := JSONEvent{Time: ev.Time, Type: string(ev.Type), Step: ev.StepID, Kind: string(ev.Kind), Index: ev.Index, Total: ev.Total,
-			Message: ev.Message, Node: ev.Node, Done: ev.Done, Of: ev.Of, PDBs: ev.PDBs, Pods: ev.Pods, Rollback: ev.Rollback, Changes: ev.Changes}
-		if ev.Err != nil {
-			j.Error = ev.Err.Error()
-		}
-		b, _ := json.Marshal(j)
+		// The event's own wire form (execute.EventAPIVersion), which a pipeline decodes into an
+		// execute.Event.
+		b, _ := json.Marshal(ev)
 		p.w.Write(append(b, '\n'))
 		return
 	}

@@ -113,6 +113,37 @@ func TestEveryPackageAPlannerUsesIsHeldPure(t *testing.T) {
 	}
 }
 
+// TestEveryPlannerOpensItsPlanWithBegin: a plan made anywhere but plan.Begin could lack the
+// snapshot's fingerprint, and the executor would then have nothing to find a stale plan by.
+func TestEveryPlannerOpensItsPlanWithBegin(t *testing.T) {
+	out, err := exec.Command("go", append([]string{"list", "-f", `{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}`}, plannerPackages...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	files := strings.Fields(string(out))
+	for _, name := range files {
+		if strings.Contains(name, "/ambient/plan/") {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "New" {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "plan" {
+					t.Errorf("%s: plan.New in a planner; open the plan with plan.Begin(snapshot, metadata)", fset.Position(sel.Pos()))
+				}
+			}
+			return true
+		})
+	}
+	if len(files) < 20 {
+		t.Fatalf("read %d planner files, want the planners' (20 or more)", len(files))
+	}
+}
+
 func TestPlannersReadNoClock(t *testing.T) {
 	// Only each planner package's own files: sub-packages such as ambient/execute may read a clock.
 	out, err := exec.Command("go", append([]string{"list", "-f", `{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}`}, plannerPackages...)...).Output()

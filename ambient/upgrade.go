@@ -61,12 +61,11 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%w: the upgrade to %s chains through %s, and blue-green replaces ztunnel once: upgrade to %s first (blue-green or node by node), then to %s",
 			ErrInvalidOptions, opts.Target, hopList(hops[:len(hops)-1]), hops[0], opts.Target)
 	}
-	p := plan.New(plan.Metadata{
-		Name:        fmt.Sprintf("upgrade Istio %s → %s", describeFrom(s), opts.Target),
-		Operation:   "upgrade",
-		Fingerprint: s.Fingerprint(),
-		To:          opts.Target,
-		Options:     optionEcho(opts, hops),
+	p := plan.Begin(s, plan.Metadata{
+		Name:      fmt.Sprintf("upgrade Istio %s → %s", describeFrom(s), opts.Target),
+		Operation: "upgrade",
+		To:        opts.Target,
+		Options:   optionEcho(opts, hops),
 	})
 	if len(cps) > 0 {
 		p.Metadata.From = cps[0]

@@ -132,11 +132,10 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts Options) (*plan.P
 		return nil, err
 	}
 	m.report = r
-	p := plan.New(plan.Metadata{
-		Name:        fmt.Sprintf("migrate namespace %s from sidecars to ambient", namespace),
-		Operation:   "migrate-namespace",
-		Fingerprint: s.Fingerprint(),
-		Options:     opts.echo(namespace),
+	p := plan.Begin(s, plan.Metadata{
+		Name:      fmt.Sprintf("migrate namespace %s from sidecars to ambient", namespace),
+		Operation: "migrate-namespace",
+		Options:   opts.echo(namespace),
 	})
 	for _, f := range gate.Findings {
 		if f.Code == plan.CodeNamespaceSidecarAndAmbient && f.Object == (mesh.ObjectRef{Kind: "Namespace", Name: namespace}) {

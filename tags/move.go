@@ -72,11 +72,10 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 	if t, ok := s.Tag(tag); ok {
 		from = t.Revision
 	}
-	p := plan.New(plan.Metadata{
-		Name:        fmt.Sprintf("move tag %s: %s → %s", tag, from, rev),
-		Operation:   "move-tag",
-		Fingerprint: s.Fingerprint(),
-		Options:     map[string]string{"tag": tag, "revision": rev, "restart": fmt.Sprint(!opts.SkipRestart)},
+	p := plan.Begin(s, plan.Metadata{
+		Name:      fmt.Sprintf("move tag %s: %s → %s", tag, from, rev),
+		Operation: "move-tag",
+		Options:   map[string]string{"tag": tag, "revision": rev, "restart": fmt.Sprint(!opts.SkipRestart)},
 	})
 	gate, err := compat.Compute(s, compat.Options{Releases: opts.Releases, Today: opts.Today, Waive: opts.Waive})
 	if err != nil {

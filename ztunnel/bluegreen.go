@@ -245,13 +245,12 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	if z.Version == opts.Target {
 		name = fmt.Sprintf("blue-green ztunnel %s/%s, same version %s (new pods on the green nodes)", z.Namespace, z.Name, z.Version)
 	}
-	p := plan.New(plan.Metadata{
-		Name:        name,
-		Operation:   "bluegreen-ztunnel",
-		Fingerprint: s.Fingerprint(),
-		From:        z.Version,
-		To:          opts.Target,
-		Options:     map[string]string{"target": opts.Target.String(), "ztunnel": NameBlueGreen},
+	p := plan.Begin(s, plan.Metadata{
+		Name:      name,
+		Operation: "bluegreen-ztunnel",
+		From:      z.Version,
+		To:        opts.Target,
+		Options:   map[string]string{"target": opts.Target.String(), "ztunnel": NameBlueGreen},
 	})
 	for k, v := range opts.Strategy.Settings() {
 		p.Metadata.Options[k] = v

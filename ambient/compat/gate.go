@@ -18,7 +18,7 @@ func GatePlan(s *mesh.Snapshot, r *Report, opts Options) (*plan.Plan, error) {
 		options["target"] = r.To.String()
 		options["strategy"] = string(orRevision(opts.Strategy))
 	}
-	p := plan.New(plan.Metadata{Name: name, Operation: "compatibility", Fingerprint: s.Fingerprint(), From: r.From, To: r.To, Options: options})
+	p := plan.Begin(s, plan.Metadata{Name: name, Operation: "compatibility", From: r.From, To: r.To, Options: options})
 	p.Findings = append([]plan.Finding(nil), r.Findings...)
 	p.Steps = []plan.Step{PrecheckStep("", opts.Target, opts.Strategy)}
 	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive})

@@ -51,6 +51,18 @@ func New(md Metadata) *Plan {
 	return &Plan{APIVersion: APIVersion, Kind: DocumentKind, Metadata: md}
 }
 
+// Begin opens the plan a planner makes from s: the document's version and kind, the metadata given,
+// and the fingerprint of s, which the executor compares with the live cluster before it changes
+// anything (ErrPlanStale). Every primitive opens its plan here, so none can leave the fingerprint
+// out; Options is never nil.
+func Begin(s *mesh.Snapshot, md Metadata) *Plan {
+	md.Fingerprint = s.Fingerprint()
+	if md.Options == nil {
+		md.Options = Options{}
+	}
+	return New(md)
+}
+
 // ErrInvalidPlan is wrapped by every validation and decoding error.
 var ErrInvalidPlan = errors.New("invalid plan")
 

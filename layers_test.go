@@ -13,7 +13,7 @@ const module = "github.com/ambientkit/ambientkit"
 // allowedImports states, for every package of the module, which of the module's packages it may
 // import (directly). The directions are the design's (docs/design.md, "Layers"):
 //
-//	vocabulary   ambient/mesh ← ambient/plan, ambient/releases, ambient/advisories
+//	vocabulary   ambient/mesh ← ambient/plan ← ambient/plan/rbac; ambient/releases, ambient/advisories
 //	shared       ambient/steps (the plan Builder) ← ambient/compat (the gate every primitive runs)
 //	planners     tags ← revision; cni, ztunnel, migrate (each runs the gate) ← ambient (composes them)
 //	executor     ambient/observe, ambient/execute (+ helmsdk): vocabulary only, never a planner;
@@ -30,6 +30,7 @@ var allowedImports = map[string][]string{
 	"ambient/internal/affinity": {"ambient/mesh"},
 	"ambient/mesh/meshtest":     {"ambient/mesh"},
 	"ambient/plan":              {"ambient/mesh"},
+	"ambient/plan/rbac":         {"ambient/mesh", "ambient/plan"},
 	"ambient/releases":          {"ambient/mesh"},
 	"ambient/advisories":        {"ambient/mesh"},
 	"ambient/steps":             {"ambient/mesh", "ambient/plan"},
@@ -41,11 +42,11 @@ var allowedImports = map[string][]string{
 	"migrate":                   {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/compat"},
 	"ambient": {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/advisories", "ambient/steps", "ambient/compat",
 		"tags", "revision", "cni", "ztunnel"},
-	"ambient/observe":               {"ambient/mesh", "ambient/plan", "ambient/internal/affinity", "internal/helmrecord"},
+	"ambient/observe":               {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity", "internal/helmrecord"},
 	"ambient/demo":                  {"ambient/mesh", "ambient/observe"},
-	"ambient/execute":               {"ambient/mesh", "ambient/plan", "ambient/internal/affinity"},
+	"ambient/execute":               {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity"},
 	"ambient/execute/helmsdk":       {"ambient/mesh", "ambient/plan", "ambient/execute"},
-	"ambient/execute/executetest":   {"ambient/mesh", "ambient/plan", "ambient/internal/affinity", "ambient/observe", "ambient/execute", "ambient", "internal/helmrecord"},
+	"ambient/execute/executetest":   {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity", "ambient/observe", "ambient/execute", "ambient", "internal/helmrecord"},
 	"examples":                      {},
 	"examples/internal/cli":         {"*public"},
 	"examples/internal/cli/clitest": {"*public", "examples/internal/cli"},

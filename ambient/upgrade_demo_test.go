@@ -8,6 +8,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/demo"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
@@ -30,7 +32,7 @@ func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
 	}
 	golden(t, "upgrade/demo-revision-1.30-to-1.31.plan.md", []byte(md.String()))
 	// The RBAC a run of it needs, derived from its steps.
-	golden(t, "upgrade/demo-revision-1.30-to-1.31.rbac.yaml", plan.RenderRBAC(plan.RequiredPermissions(p, plan.PermissionOptions{}), plan.RBACOptions{}))
+	golden(t, "upgrade/demo-revision-1.30-to-1.31.rbac.yaml", rbac.Render(rbac.RequiredPermissions(p, rbac.Options{}), rbac.RenderOptions{}))
 	assertHopsComplete(t, p)
 
 	// The demo's postgres budget allows no disruption: the plan names it and is not runnable until

@@ -3,7 +3,7 @@
 package e2e
 
 // Least privilege, derived and proven (issue 12): TestUpgrade applies its plan as a ServiceAccount
-// bound to exactly the rules the plan derives (plan.RenderRBAC of execute.Executor.RequiredPermissions,
+// bound to exactly the rules the plan derives (rbac.Render of execute.Executor.RequiredPermissions,
 // observe.RequiredPermissions and execute.KubernetesEventsPermissions), on the real kube-apiserver with
 // RBAC authorization (kwokctl --kube-authorization: --authorization-mode=Node,RBAC). Before the run,
 // each rule is taken away in turn: the preflight names exactly what that rule alone granted, and
@@ -50,6 +50,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // The identity TestUpgrade applies its plan as.
@@ -64,11 +66,11 @@ type leastPrivilege struct {
 	// kubeconfig authenticates as the ServiceAccount (a bound token).
 	kubeconfig string
 	// perms are what the run needs, rules what grants them, extra what Snapshot and the events need.
-	perms, extra *plan.Permissions
-	rules        []plan.Rule
+	perms, extra *rbac.Permissions
+	rules        []rbac.Rule
 	// objects are the roles and bindings applied (and the namespaces created for them).
 	objects []*unstructured.Unstructured
-	// created are the namespaces the RBAC created ahead of their Roles (plan.RBACOptions.CreateNamespaces).
+	// created are the namespaces the RBAC created ahead of their Roles (rbac.RenderOptions.CreateNamespaces).
 	created []string
 	// client and clientset act as the ServiceAccount.
 	client    client.Client
@@ -88,7 +90,7 @@ func createAccount(ctx context.Context, t *testing.T) {
 	}
 }
 
-// grantDerivedRBAC applies, for the ServiceAccount createAccount made, the roles RenderRBAC writes for the plan's run
+// grantDerivedRBAC applies, for the ServiceAccount createAccount made, the roles rbac.Render writes for the plan's run
 // and the ServiceAccount's bindings, writes its kubeconfig, and waits until its own preflight passes.
 func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mesh.Snapshot) *leastPrivilege {
 	t.Helper()
@@ -113,7 +115,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 		t.Fatalf("the derivation does not cover: %v", u)
 	}
 
-	o := plan.RBACOptions{Name: rbacName, ServiceAccountNamespace: rbacNamespace, ServiceAccountName: rbacAccount,
+	o := rbac.RenderOptions{Name: rbacName, ServiceAccountNamespace: rbacNamespace, ServiceAccountName: rbacAccount,
 		Labels: map[string]string{"app.kubernetes.io/part-of": "ambientkit-e2e"}}
 	for _, ns := range lp.perms.Namespaces() {
 		if _, ok := snap.Namespace(ns); !ok {
@@ -121,7 +123,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 		}
 	}
 	lp.created = o.CreateNamespaces
-	rendered := plan.RenderRBAC(lp.perms, o)
+	rendered := rbac.Render(lp.perms, o)
 	path := filepath.Join(h.Cluster.RunDir(), "upgrade.rbac.yaml")
 	if err := os.WriteFile(path, rendered, 0o644); err != nil {
 		t.Fatal(err)
@@ -158,7 +160,7 @@ func grantDerivedRBAC(ctx context.Context, t *testing.T, p *plan.Plan, snap *mes
 	lp.clientset, lp.discovery = cs, cs.Discovery()
 
 	// RBAC is in force: the account may not do what nothing grants it.
-	if ok, err := lp.can(ctx, plan.Permission{Verb: "list", Resource: "secrets"}); err != nil || ok {
+	if ok, err := lp.can(ctx, rbac.Permission{Verb: "list", Resource: "secrets"}); err != nil || ok {
 		t.Fatalf("the ServiceAccount may list Secrets cluster-wide (%v, %v): the API server does not authorize with RBAC", ok, err)
 	}
 	lp.waitPreflight(ctx, t, lp.executor(t), p, "the ServiceAccount bound to the derived rules")
@@ -225,7 +227,7 @@ func (lp *leastPrivilege) waitPreflight(ctx context.Context, t *testing.T, ex *e
 }
 
 // can asks the API server whether the ServiceAccount may do p.
-func (lp *leastPrivilege) can(ctx context.Context, p plan.Permission) (bool, error) {
+func (lp *leastPrivilege) can(ctx context.Context, p rbac.Permission) (bool, error) {
 	r, err := lp.clientset.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Verb: p.Verb, Group: p.Group, Resource: p.Resource, Subresource: p.Subresource, Namespace: p.Namespace, Name: p.Name}},
@@ -276,7 +278,7 @@ func writeTokenKubeconfig(admin, path, token string) error {
 
 // roleObject is the Role (or ClusterRole, for namespace "") of the rendered RBAC with the given rules
 // of its namespace, to server-side apply.
-func roleObject(ns string, rules []plan.Rule) *unstructured.Unstructured {
+func roleObject(ns string, rules []rbac.Rule) *unstructured.Unstructured {
 	var rs []any
 	for _, r := range rules {
 		if r.Namespace != ns {
@@ -310,8 +312,8 @@ func toAny(s []string) []any {
 
 // missingWithout is what the preflight must name when rules[i] is taken away: the needs no other rule
 // grants.
-func (lp *leastPrivilege) missingWithout(i int) []plan.Permission {
-	var out []plan.Permission
+func (lp *leastPrivilege) missingWithout(i int) []rbac.Permission {
+	var out []rbac.Permission
 	for _, n := range lp.perms.NotGranted(slices.Delete(slices.Clone(lp.rules), i, i+1)) {
 		out = append(out, n.Permission)
 	}
@@ -380,7 +382,7 @@ func everyRuleIsNeeded(ctx context.Context, t *testing.T, lp *leastPrivilege, p 
 			t.Errorf("without %s, Apply returned %v; want a *PermissionError", r, err)
 			continue
 		}
-		var got []plan.Permission
+		var got []rbac.Permission
 		for _, n := range pe.Missing {
 			got = append(got, n.Permission)
 		}
@@ -414,7 +416,7 @@ func everyRuleIsNeeded(ctx context.Context, t *testing.T, lp *leastPrivilege, p 
 	h.Logf("rbac: each of %d rules taken away in turn: the preflight named what it alone granted, nothing changed (%s)", len(lp.rules), time.Since(t0).Round(100*time.Millisecond))
 }
 
-func namespacesOf(rules []plan.Rule) []string {
+func namespacesOf(rules []rbac.Rule) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range rules {
@@ -464,8 +466,8 @@ func chartObjectsAreGranted(t *testing.T, lp *leastPrivilege, p *plan.Plan) {
 			}
 			kinds[m.Resource.Resource] = true
 			for _, v := range verbs {
-				perm := plan.Permission{Verb: v, Group: gvk.Group, Resource: m.Resource.Resource, Namespace: ns, Name: o.GetName()}
-				if !plan.Allowed(lp.rules, perm) {
+				perm := rbac.Permission{Verb: v, Group: gvk.Group, Resource: m.Resource.Resource, Namespace: ns, Name: o.GetName()}
+				if !rbac.Allowed(lp.rules, perm) {
 					t.Errorf("step %s renders %s %s/%s, but the rules do not grant %s", st.ID, gvk.Kind, ns, o.GetName(), perm)
 				}
 			}

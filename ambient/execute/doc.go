@@ -51,9 +51,9 @@
 // 5xx, timeouts) are retried with backoff through the injected Clock.
 //
 // Permissions: RequiredPermissions derives everything a run of a plan needs of the executor's client
-// from the plan's steps (plan.RequiredPermissions), the executor's own lock Lease, journal ConfigMap
+// from the plan's steps (rbac.RequiredPermissions), the executor's own lock Lease, journal ConfigMap
 // and backup Secrets, and Options.Permissions (what Snapshot and the observers read and write:
-// observe.RequiredPermissions, KubernetesEventsPermissions); plan.RenderRBAC writes it as roles.
+// observe.RequiredPermissions, KubernetesEventsPermissions); rbac.Render writes it as roles.
 // Apply first runs Preflight, one SelfSubjectAccessReview per permission, and refuses a run whose
 // client lacks any with a *PermissionError (ErrForbidden) naming each one and the steps that need it,
 // before anything changes: fresh, resumed and dry runs alike.

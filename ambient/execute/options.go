@@ -13,6 +13,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // Defaults for Options fields left zero (and the namespace and field owner of the default journal and
@@ -106,7 +108,7 @@ type Options struct {
 	// Permissions are what Snapshot, Probes and Observer need of the cluster, for the preflight
 	// (Preflight) to check with the plan's and the executor's own: observe.RequiredPermissions for a
 	// Snapshot over observe.Live, KubernetesEventsPermissions for KubernetesEvents. Nil means none.
-	Permissions *plan.Permissions
+	Permissions *rbac.Permissions
 }
 
 func (o *Options) defaults(c client.Client) error {

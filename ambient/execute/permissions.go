@@ -4,6 +4,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // Who needs the executor's own permissions, as Need.By names them.
@@ -16,22 +18,22 @@ const (
 )
 
 // RequiredPermissions returns everything a run of the plan with this executor needs of its client,
-// each named with what needs it: what the plan's steps need (plan.RequiredPermissions, for
+// each named with what needs it: what the plan's steps need (rbac.RequiredPermissions, for
 // Options.DryRun), what the executor needs for itself (the lock Lease, the journal ConfigMap and the
 // backup Secrets of the plan in Options.Namespace, when they are the default ConfigMapJournal and
 // SecretBackupStore) and Options.Permissions (what Snapshot and the observers read and write).
 // Rollback steps are not included: Apply runs none. The Helm steps' needs are those of the helmsdk
 // adapter with Helm's default Secret storage.
-func (e *Executor) RequiredPermissions(p *plan.Plan) (*plan.Permissions, error) {
+func (e *Executor) RequiredPermissions(p *plan.Plan) (*rbac.Permissions, error) {
 	hash, err := PlanHash(p)
 	if err != nil {
 		return nil, err
 	}
 	dry := e.opts.DryRun
-	ps := plan.RequiredPermissions(p, plan.PermissionOptions{DryRun: dry})
+	ps := rbac.RequiredPermissions(p, rbac.Options{DryRun: dry})
 	ns := e.opts.Namespace
 	add := func(verb, group, resource, name, by string, sources ...string) {
-		ps.Add(plan.Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: name}, by, sources...)
+		ps.Add(rbac.Permission{Verb: verb, Group: group, Resource: resource, Namespace: ns, Name: name}, by, sources...)
 	}
 	if !dry { // lock.go: GET the Lease, CREATE it when there is none, UPDATE it to take, renew and release it
 		add("get", "coordination.k8s.io", "leases", LockName, byLock)
@@ -43,26 +45,26 @@ func (e *Executor) RequiredPermissions(p *plan.Plan) (*plan.Permissions, error) 
 		// the plan's steps wait on
 		for _, k := range watchedKinds(p) {
 			kw := watchKinds[k]
-			ps.Add(plan.Permission{Verb: "list", Group: kw.group, Resource: kw.resource}, byWatches)
-			ps.Add(plan.Permission{Verb: "watch", Group: kw.group, Resource: kw.resource}, byWatches)
+			ps.Add(rbac.Permission{Verb: "list", Group: kw.group, Resource: kw.resource}, byWatches)
+			ps.Add(rbac.Permission{Verb: "watch", Group: kw.group, Resource: kw.resource}, byWatches)
 		}
 	}
 	if j, ok := e.journal.(*ConfigMapJournal); ok { // journal.go: GET, and a server-side apply to save
 		name := j.Name(hash)
-		ps.Add(plan.Permission{Verb: "get", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
+		ps.Add(rbac.Permission{Verb: "get", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
 		if !dry {
-			ps.Add(plan.Permission{Verb: "patch", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
-			ps.Add(plan.Permission{Verb: "create", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal, srcApplyCreates)
+			ps.Add(rbac.Permission{Verb: "patch", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal)
+			ps.Add(rbac.Permission{Verb: "create", Resource: "configmaps", Namespace: j.Namespace, Name: name}, byJournal, srcApplyCreates)
 		}
 	}
 	if s, ok := e.backups.(*SecretBackupStore); ok { // backup.go: a server-side apply to write, a GET to read
 		for _, u := range backupUses(p, dry) {
 			name := s.Name(backupKey(hash, u.step))
 			by := byBackups + " (step " + u.by + ")"
-			ps.Add(plan.Permission{Verb: "get", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
+			ps.Add(rbac.Permission{Verb: "get", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
 			if u.write {
-				ps.Add(plan.Permission{Verb: "patch", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
-				ps.Add(plan.Permission{Verb: "create", Resource: "secrets", Namespace: s.Namespace, Name: name}, by, srcApplyCreates)
+				ps.Add(rbac.Permission{Verb: "patch", Resource: "secrets", Namespace: s.Namespace, Name: name}, by)
+				ps.Add(rbac.Permission{Verb: "create", Resource: "secrets", Namespace: s.Namespace, Name: name}, by, srcApplyCreates)
 			}
 		}
 	}
@@ -121,15 +123,15 @@ func backupUses(p *plan.Plan, dry bool) []backupUse {
 // events.k8s.io Events in the namespace (create; get and patch to continue a series, by names made
 // when an event happens, so not known before) and a GET of the plan's journal ConfigMap (its UID).
 // Add it to Options.Permissions when the run records its events so.
-func KubernetesEventsPermissions(opts KubernetesEventsOptions) *plan.Permissions {
+func KubernetesEventsPermissions(opts KubernetesEventsOptions) *rbac.Permissions {
 	ns := opts.Namespace
 	if ns == "" {
 		ns = DefaultNamespace
 	}
-	ps := &plan.Permissions{}
+	ps := &rbac.Permissions{}
 	for _, v := range []string{"create", "get", "patch"} {
-		ps.Add(plan.Permission{Verb: v, Group: "events.k8s.io", Resource: "events", Namespace: ns}, byEvents)
+		ps.Add(rbac.Permission{Verb: v, Group: "events.k8s.io", Resource: "events", Namespace: ns}, byEvents)
 	}
-	ps.Add(plan.Permission{Verb: "get", Resource: "configmaps", Namespace: ns, Name: (&ConfigMapJournal{}).Name(opts.PlanHash)}, byEvents)
+	ps.Add(rbac.Permission{Verb: "get", Resource: "configmaps", Namespace: ns, Name: (&ConfigMapJournal{}).Name(opts.PlanHash)}, byEvents)
 	return ps
 }

@@ -10,6 +10,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // ErrForbidden means the executor's client lacks permissions a run of the plan needs; the error is a
@@ -22,7 +24,7 @@ type PermissionError struct {
 	// Plan is the plan's name.
 	Plan string
 	// Missing are the needs the API server refused, sorted.
-	Missing []plan.Need
+	Missing []rbac.Need
 }
 
 // Error lists every missing permission: verb, resource with its group, name, namespace, and the steps
@@ -36,7 +38,7 @@ func (e *PermissionError) Error() string {
 		}
 		fmt.Fprintf(&b, "%s, for %s", n.Permission, plan.ListSome(n.By, 3))
 	}
-	b.WriteString("; grant them (plan.RenderRBAC of Executor.RequiredPermissions writes the roles) and run again")
+	b.WriteString("; grant them (rbac.Render of Executor.RequiredPermissions writes the roles) and run again")
 	return b.String()
 }
 
@@ -77,7 +79,7 @@ func (e *Executor) Preflight(ctx context.Context, p *plan.Plan) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("preflight of plan %q: could not ask the API server what this client may do (nothing was changed): %w", p.Metadata.Name, err)
 	}
-	var missing []plan.Need
+	var missing []rbac.Need
 	for i, ok := range allowed {
 		if !ok {
 			missing = append(missing, needs[i])
@@ -93,7 +95,7 @@ func (e *Executor) Preflight(ctx context.Context, p *plan.Plan) error {
 }
 
 // review asks whether the client may do one thing.
-func (e *Executor) review(ctx context.Context, p plan.Permission) (bool, error) {
+func (e *Executor) review(ctx context.Context, p rbac.Permission) (bool, error) {
 	var ok bool
 	err := e.retry(ctx, "review "+p.String(), func(ctx context.Context) error {
 		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{

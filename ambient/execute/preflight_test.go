@@ -17,11 +17,13 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // demoRun is the demo world, its upgrade plan, an executor for it whose Permissions are what its
 // Snapshot reads (and tweak's), and what a run of the plan needs.
-func demoRun(t *testing.T, tweak ...func(*execute.Options)) (*world, *plan.Plan, *execute.Executor, *plan.Permissions) {
+func demoRun(t *testing.T, tweak ...func(*execute.Options)) (*world, *plan.Plan, *execute.Executor, *rbac.Permissions) {
 	t.Helper()
 	w := demoWorld(t)
 	p := demoPlan(t, w)
@@ -45,13 +47,13 @@ func (w *world) observed(t *testing.T) func(*execute.Options) {
 }
 
 // permissionError asserts err is an ErrForbidden *PermissionError and returns its missing permissions.
-func permissionError(t *testing.T, err error) []plan.Permission {
+func permissionError(t *testing.T, err error) []rbac.Permission {
 	t.Helper()
 	var pe *execute.PermissionError
 	if !errors.Is(err, execute.ErrForbidden) || !errors.As(err, &pe) {
 		t.Fatalf("got %v, want a *PermissionError wrapping ErrForbidden", err)
 	}
-	var out []plan.Permission
+	var out []rbac.Permission
 	for _, n := range pe.Missing {
 		out = append(out, n.Permission)
 	}
@@ -93,7 +95,7 @@ func TestTheDemoUpgradeStopsBeforeAnyChangeWithoutAnyOneOfItsRules(t *testing.T)
 	before := w.State()
 	for i, r := range rules {
 		w.Deny(r)
-		var want []plan.Permission
+		var want []rbac.Permission
 		for _, n := range ps.NotGranted(slices.Delete(slices.Clone(rules), i, i+1)) {
 			want = append(want, n.Permission)
 		}
@@ -113,7 +115,7 @@ func TestTheDemoUpgradeStopsBeforeAnyChangeWithoutAnyOneOfItsRules(t *testing.T)
 // The preflight names the missing permission, where, and the steps that need it; a dry run and a
 // resumed run check it too.
 func TestThePreflightNamesTheMissingPermissionAndItsSteps(t *testing.T) {
-	eviction := plan.Rule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}}
+	eviction := rbac.Rule{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}}
 	tests := []struct {
 		name   string
 		dryRun bool
@@ -145,7 +147,7 @@ func TestThePreflightNamesTheMissingPermissionAndItsSteps(t *testing.T) {
 			w.ResetCounts()
 			_, err := e.Apply(ctx, p, execute.ApplyOptions{Resume: tc.resume})
 			missing := permissionError(t, err)
-			if want := []plan.Permission{{Verb: "create", Resource: "pods", Subresource: "eviction"}}; !cmp.Equal(want, missing) {
+			if want := []rbac.Permission{{Verb: "create", Resource: "pods", Subresource: "eviction"}}; !cmp.Equal(want, missing) {
 				t.Errorf("missing %v, want %v", missing, want)
 			}
 			msg := err.Error()
@@ -168,13 +170,13 @@ func TestPreflightOnItsOwnAsksOneReviewPerPermission(t *testing.T) {
 	if err := e.Preflight(context.Background(), p); err != nil {
 		t.Fatalf("everything is allowed: %v", err)
 	}
-	var want []plan.Permission
+	var want []rbac.Permission
 	for _, n := range ps.Needs() {
 		want = append(want, n.Permission)
 	}
 	got := w.Reviews()
-	slices.SortFunc(got, func(a, b plan.Permission) int { return strings.Compare(a.String(), b.String()) })
-	slices.SortFunc(want, func(a, b plan.Permission) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(got, func(a, b rbac.Permission) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(want, func(a, b rbac.Permission) int { return strings.Compare(a.String(), b.String()) })
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("reviews (-want +got):\n%s", d)
 	}
@@ -215,7 +217,7 @@ func TestEveryRequestOfTheDemoUpgradeIsGrantedByItsDerivedRules(t *testing.T) {
 		t.Fatalf("only %d distinct requests were recorded", len(reqs))
 	}
 	for _, r := range reqs {
-		if !plan.Allowed(rules, r) {
+		if !rbac.Allowed(rules, r) {
 			t.Errorf("request %s is not granted by the derived rules", r)
 		}
 	}

@@ -2,7 +2,8 @@ package observe
 
 import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // ByLive names observe.Live in the needs RequiredPermissions returns.
@@ -15,25 +16,25 @@ const ByLive = "observe.Live"
 // It is what an executor's Snapshot over Live needs (execute.Options.Permissions). A release added
 // after s was observed adds its namespace; the plan that installs it needs list there anyway.
 // It is RequiredPermissionsFor with the zero Options.
-func RequiredPermissions(s *mesh.Snapshot) *plan.Permissions {
+func RequiredPermissions(s *mesh.Snapshot) *rbac.Permissions {
 	return RequiredPermissionsFor(s, Options{})
 }
 
 // RequiredPermissionsFor is what Live needs with opts: RequiredPermissions, and with
 // Options.WatchList also watch wherever it lists (a watch-list is a watch request; a server or RBAC
 // that refuses it makes Live list that kind instead, one more request).
-func RequiredPermissionsFor(s *mesh.Snapshot, opts Options) *plan.Permissions {
+func RequiredPermissionsFor(s *mesh.Snapshot, opts Options) *rbac.Permissions {
 	verbs := []string{"list"}
 	if opts.WatchList {
 		verbs = append(verbs, "watch")
 	}
-	ps := &plan.Permissions{}
+	ps := &rbac.Permissions{}
 	for _, k := range kinds {
 		if k.perRelease {
 			continue
 		}
 		for _, v := range verbs {
-			ps.Add(plan.Permission{Verb: v, Group: k.group, Resource: k.plural}, ByLive)
+			ps.Add(rbac.Permission{Verb: v, Group: k.group, Resource: k.plural}, ByLive)
 		}
 	}
 	if s == nil {
@@ -43,7 +44,7 @@ func RequiredPermissionsFor(s *mesh.Snapshot, opts Options) *plan.Permissions {
 		for _, k := range kinds {
 			if k.perRelease {
 				for _, v := range verbs {
-					ps.Add(plan.Permission{Verb: v, Group: k.group, Resource: k.plural, Namespace: h.Namespace}, ByLive+": Helm records of "+h.Namespace+"/"+h.Name)
+					ps.Add(rbac.Permission{Verb: v, Group: k.group, Resource: k.plural, Namespace: h.Namespace}, ByLive+": Helm records of "+h.Namespace+"/"+h.Name)
 				}
 			}
 		}

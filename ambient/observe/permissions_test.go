@@ -18,7 +18,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/demo"
 	"github.com/ambientkit/ambientkit/ambient/observe"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // Live observes the demo cluster, other teams' release records (one of them broken) included, with a
@@ -61,10 +62,10 @@ func TestLiveNeedsNothingButItsRequiredPermissions(t *testing.T) {
 				if err == nil {
 					res = m.Resource.Resource
 				} else {
-					_, res = plan.Resource(gvk.GroupVersion().String(), kind)
+					_, res = rbac.Resource(gvk.GroupVersion().String(), kind)
 				}
-				p := plan.Permission{Verb: verb, Group: gvk.Group, Resource: res, Namespace: lo.Namespace}
-				if !plan.Allowed(rules, p) {
+				p := rbac.Permission{Verb: verb, Group: gvk.Group, Resource: res, Namespace: lo.Namespace}
+				if !rbac.Allowed(rules, p) {
 					refused = append(refused, p.String())
 					return apierrors.NewForbidden(schema.GroupResource{Group: gvk.Group, Resource: res}, "", nil)
 				}

@@ -170,7 +170,7 @@ var checkSpecs = map[CheckType]checkSpec{
 	}),
 	CheckNodeDrained: spec[NodeDrainedArgs]("", func(c Check, b bound) string {
 		a, _ := ArgsOf[NodeDrainedArgs](c)
-		node := nodeOfCheck(c)
+		node := c.Node()
 		if a.AmbientOnly {
 			return fmt.Sprintf(`kubectl get pods -A --field-selector spec.nodeName=%s -o jsonpath='%s' | %s`, node,
 				rangeItems(`?(@.metadata.annotations.ambient\.istio\.io/redirection=="enabled")`, "{.metadata.namespace}/{.metadata.name}"), failOn("", "ambient pod still on "+node+": ", "$0"))
@@ -180,7 +180,7 @@ var checkSpecs = map[CheckType]checkSpec{
 			rangeItems("*", "{.metadata.namespace}/{.metadata.name}|{.metadata.ownerReferences[0].kind}"), failOn(`$2 != "DaemonSet" && $2 != "Node"`, "still on "+node+": ", "$1"))
 	}),
 	CheckNodeSchedulable: spec[NodeSchedulableArgs]("", func(c Check, b bound) string {
-		return fmt.Sprintf("kubectl get node %s -o jsonpath='{.spec.unschedulable}' | %s", nodeOfCheck(c), failOn(`$0 == "true"`, "", `"node `+nodeOfCheck(c)+` is cordoned"`))
+		return fmt.Sprintf("kubectl get node %s -o jsonpath='{.spec.unschedulable}' | %s", c.Node(), failOn(`$0 == "true"`, "", `"node `+c.Node()+` is cordoned"`))
 	}),
 	CheckWorkloadsOnRevision: executorOnly[WorkloadsOnRevisionArgs]("it reads the injecting revision from each restarted pod's sidecar.istio.io/status annotation (JSON)"),
 	CheckTrustedAccounts:     executorOnly[TrustedAccountsArgs]("istiod's trusted ztunnel accounts may come from a ConfigMap or Secret through its environment"),
@@ -396,7 +396,8 @@ func validateCheck(c Check, where string, bad func(string, ...any)) {
 	}
 }
 
-func nodeOfCheck(c Check) string {
+// Node is the node a check is about: its "node" parameter, else its object's name.
+func (c Check) Node() string {
 	if n := c.Params["node"]; n != "" {
 		return n
 	}

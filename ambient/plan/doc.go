@@ -15,8 +15,6 @@
 // template with a table of the waves' nodes. RenderMarkdownWith with MarkdownOptions{Full: true}
 // renders every step on its own.
 //
-// RequiredPermissions derives from a plan's steps the exact RBAC its run needs (each action kind's
-// and each check type's requests, the Helm SDK's for each Istio chart), named with the steps that
-// need it; Permissions.Rules compacts them into rules and RenderRBAC writes them as a ClusterRole and
-// Roles, with the upstream source of each rule beside it.
+// The permissions a plan's run needs, and the RBAC that grants them, are derived by package
+// ambient/plan/rbac.
 package plan

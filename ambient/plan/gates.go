@@ -41,7 +41,7 @@ func NeedsGates(p *Plan, g Gates) []string {
 			if s == nil {
 				continue
 			}
-			for _, c := range stepChecks(s) {
+			for _, c := range s.Checks() {
 				switch c.Type {
 				case CheckFindingsClear:
 					compat = compat || c.Params["component"] != "control-plane"

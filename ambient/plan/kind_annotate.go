@@ -38,7 +38,4 @@ var annotateKind = kindSpec{
 	node:    func(s *Step) string { return nodeObject(s.Annotate.Object) },
 	summary: noSummary,
 	timing:  noTiming,
-	// action_annotate.go: as PatchLabels, on the annotations.
-	permissions: func(s *Step, _ bool, n need) { n.metadata(s.Annotate.APIVersion, s.Annotate.Targets()) },
-	release:     noRelease,
 }

@@ -55,8 +55,4 @@ var applyObjectKind = kindSpec{
 	node:    noNode,
 	summary: noSummary,
 	timing:  noTiming,
-	// action_apply_object.go: a GET to see whether the object already holds the plan's fields, then a
-	// server-side apply (patch; create when it does not exist).
-	permissions: func(s *Step, dry bool, n need) { n.apply(s.ApplyObject.Object, dry) },
-	release:     noRelease,
 }

@@ -24,9 +24,6 @@ var approvalKind = kindSpec{
 		t.approvals++
 		t.count("approval")
 	},
-	// The Approve hook answers: nothing of the cluster.
-	permissions: needsNothing,
-	release:     noRelease,
-	readOnly:    true,
-	keepsMesh:   true,
+	readOnly:  true,
+	keepsMesh: true,
 }

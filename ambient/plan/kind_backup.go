@@ -88,30 +88,9 @@ var backupKind = kindSpec{
 	failure: func(s *Step) string {
 		return "nothing was deleted: the steps that delete wait for this backup; fix what stopped it (space, permissions, an object that is gone) and run it again"
 	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
-	// action_backup.go: a GET of each object, a Helm read of each release, and for a namespace one LIST
-	// of the CRDs, then one LIST per Istio and Gateway API kind the cluster serves. Writing the backup
-	// is the executor's backup store's business.
-	permissions: func(s *Step, _ bool, n need) {
-		b := s.Backup
-		for _, o := range b.Objects {
-			if o.HelmRelease != "" {
-				n.add("list", "", "secrets", o.Object.Namespace, "", srcHelmStorage)
-				continue
-			}
-			g, res := Resource(o.APIVersion, o.Object.Kind)
-			n.add("get", g, res, o.Object.Namespace, o.Object.Name)
-		}
-		if b.Namespace != "" {
-			n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "")
-			for _, g := range meshGroups {
-				n.add("list", g, "*", b.Namespace, "", srcMeshGroups)
-			}
-		}
-	},
-	release:   noRelease,
+	node:      noNode,
+	summary:   noSummary,
+	timing:    noTiming,
 	keepsMesh: true,
 }
 

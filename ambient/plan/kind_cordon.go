@@ -24,7 +24,4 @@ var cordonKind = kindSpec{
 	node:     func(s *Step) string { return s.Cordon.Node },
 	summary:  noSummary,
 	timing:   noTiming,
-	// action_cordon.go: GET the node, merge-patch spec.unschedulable.
-	permissions: func(s *Step, _ bool, n need) { n.verbs([]string{"get", "patch"}, "", "nodes", "", s.Cordon.Node) },
-	release:     noRelease,
 }

@@ -39,14 +39,4 @@ var deleteObjectKind = kindSpec{
 	node:    noNode,
 	summary: noSummary,
 	timing:  noTiming,
-	// action_delete_object.go: a DELETE; a rollback naming no backup step reads the object first.
-	permissions: func(s *Step, dry bool, n need) {
-		d := s.DeleteObject
-		g, res := Resource(d.APIVersion, d.Object.Kind)
-		n.add("delete", g, res, d.Object.Namespace, d.Object.Name)
-		if !dry && d.BackupStep == "" {
-			n.add("get", g, res, d.Object.Namespace, d.Object.Name)
-		}
-	},
-	release: noRelease,
 }

@@ -35,15 +35,4 @@ var deletePodKind = kindSpec{
 	node:    func(s *Step) string { return s.DeletePod.Node },
 	summary: noSummary,
 	timing:  noTiming,
-	// action_delete_pod.go: one LIST by labels in the namespace; a DELETE per pod with a UID
-	// precondition, and a GET when that conflicts (is it a replacement?).
-	permissions: func(s *Step, dry bool, n need) {
-		ns := s.DeletePod.Namespace
-		n.add("list", "", "pods", ns, "")
-		if !dry {
-			n.add("delete", "", "pods", ns, "")
-			n.add("get", "", "pods", ns, "")
-		}
-	},
-	release: noRelease,
 }

@@ -54,9 +54,6 @@ type ExpectedBudget struct {
 	Stateful bool `json:"stateful,omitempty"`
 }
 
-// srcEviction: a drain evicts through the pods/eviction subresource.
-const srcEviction = "k8s.io/api@v0.37.2 policy/v1 Eviction (POST pods/<name>/eviction)"
-
 // drainTimeout is the drain's bound in seconds, the executor's default (10 minutes) when it sets none.
 func drainTimeout(d *NodeDrain) int64 {
 	if d.TimeoutSeconds > 0 {
@@ -115,20 +112,4 @@ var drainKind = kindSpec{
 	node:    func(s *Step) string { return s.Drain.Node },
 	summary: noSummary,
 	timing:  func(t *timing, s *Step) { t.bound("drain", s.Drain.TimeoutSeconds) },
-	// action_drain.go: one LIST of the node's pods in every namespace (field selector spec.nodeName),
-	// an eviction per pod, one LIST of the budgets when evictions are refused, one LIST of the
-	// namespaces for ambient-only drains, and a GET of the node once the drain timed out (is it gone?).
-	permissions: func(s *Step, dry bool, n need) {
-		d := s.Drain
-		n.add("list", "", "pods", "", "")
-		n.add("create", "", "pods/eviction", "", "", srcEviction)
-		n.add("list", "policy", "poddisruptionbudgets", "", "")
-		if d.AmbientOnly {
-			n.add("list", "", "namespaces", "", "")
-		}
-		if !dry {
-			n.add("get", "", "nodes", "", d.Node)
-		}
-	},
-	release: noRelease,
 }

@@ -37,9 +37,6 @@ var healthGateKind = kindSpec{
 		t.settle += s.HealthGate.SettleSeconds
 		t.count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
 	},
-	// The caller's probe answers: nothing of the cluster.
-	permissions: needsNothing,
-	release:     noRelease,
-	readOnly:    true,
-	keepsMesh:   true,
+	readOnly:  true,
+	keepsMesh: true,
 }

@@ -83,11 +83,6 @@ func movedSummary(h *HelmRelease) string {
 	return strings.Join(parts, ", ")
 }
 
-// helmReleaseOf names the release an install or upgrade touches, "namespace/name", and its chart.
-func helmReleaseOf(h *HelmRelease) (release, chart string) {
-	return h.Namespace + "/" + h.Release, h.Chart.Name
-}
-
 func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any)) {
 	if h.Release == "" || h.Namespace == "" {
 		bad("%s: helm release and namespace must be set", where)

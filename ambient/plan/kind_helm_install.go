@@ -26,10 +26,4 @@ var helmInstallKind = kindSpec{
 		return helmRow(h.Namespace, h.Release, h.Chart.Name, "–", h.Chart.Version, how), true
 	},
 	timing: helmTiming,
-	// action_helm_install.go, through the HelmClient: what Helm stores and applies (permissions_helm.go).
-	permissions: func(s *Step, dry bool, n need) {
-		h := s.HelmInstall
-		n.helm(helmInstallOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry, true)
-	},
-	release: func(s *Step) (string, string) { return helmReleaseOf(s.HelmInstall) },
 }

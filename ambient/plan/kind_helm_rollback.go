@@ -40,14 +40,4 @@ var helmRollbackKind = kindSpec{
 		return helmRow(r.Namespace, r.Release, "", "?", fmt.Sprintf("Helm revision %d", r.Revision), "roll back"), true
 	},
 	timing: helmTiming,
-	// action_helm_rollback.go: Helm applies the revision returned to, of the chart another step of the
-	// plan names.
-	permissions: func(s *Step, dry bool, n need) {
-		r := s.HelmRollback
-		n.helm(helmRollbackOp, r.Namespace, r.Release, n.chartOf(r.Namespace, r.Release), nil, true, dry, true)
-		// Helm reads the revision to return to by its record's name.
-		n.add("get", "", "secrets", r.Namespace, helmRecordName(r.Release, r.Revision), srcHelmStorage)
-	},
-	// A rollback does not say its release's chart.
-	release: func(s *Step) (string, string) { return s.HelmRollback.Namespace + "/" + s.HelmRollback.Release, "" },
 }

@@ -63,15 +63,4 @@ var helmUninstallKind = kindSpec{
 		return helmRow(h.Namespace, h.Release, "", orUnknown(h.FromVersion), "removed", how), true
 	},
 	timing: helmTiming,
-	// action_helm_uninstall.go: Helm deletes what the release's chart holds, as another step of the
-	// plan names it.
-	permissions: func(s *Step, dry bool, n need) {
-		u := s.HelmUninstall
-		values, known := n.valuesOf(u.Namespace, u.Release)
-		n.helm(helmUninstallOp, u.Namespace, u.Release, n.chartOf(u.Namespace, u.Release), values, !known, dry, false)
-	},
-	// The chart, when the plan recorded it (empty in older plans).
-	release: func(s *Step) (string, string) {
-		return s.HelmUninstall.Namespace + "/" + s.HelmUninstall.Release, s.HelmUninstall.Chart
-	},
 }

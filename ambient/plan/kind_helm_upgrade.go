@@ -29,10 +29,4 @@ var helmUpgradeKind = kindSpec{
 		return helmRow(h.Namespace, h.Release, h.Chart.Name, orUnknown(h.FromVersion), h.Chart.Version, how), true
 	},
 	timing: helmTiming,
-	// action_helm_upgrade.go, through the HelmClient: what Helm stores and applies (permissions_helm.go).
-	permissions: func(s *Step, dry bool, n need) {
-		h := s.HelmUpgrade
-		n.helm(helmUpgradeOp, h.Namespace, h.Release, h.Chart.Name, h.Values, h.ReuseValues, dry, h.FromVersion == "" || h.FromVersion != h.Chart.Version)
-	},
-	release: func(s *Step) (string, string) { return helmReleaseOf(s.HelmUpgrade) },
 }

@@ -50,13 +50,6 @@ var moveTagKind = kindSpec{
 		return summaryRow{key: "tag " + m.Tag, name: "tag " + m.Tag, current: orUnknown(m.From), target: m.To, how: "move"}, true
 	},
 	timing: noTiming,
-	// action_move_tag.go: each rendered object is server-side applied, as ApplyObject does.
-	permissions: func(s *Step, dry bool, n need) {
-		for _, o := range s.MoveTag.Objects {
-			n.apply(o, dry)
-		}
-	},
-	release: noRelease,
 }
 
 // moveTagCommands render the tag as the istiod chart's revision-tags templates do, from the

@@ -37,8 +37,4 @@ var patchLabelsKind = kindSpec{
 	node:    func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
 	summary: noSummary,
 	timing:  noTiming,
-	// action_patch_labels.go: one object is read and merge-patched; several are read with one LIST
-	// of their metadata, then patched one by one.
-	permissions: func(s *Step, _ bool, n need) { n.metadata(s.PatchLabels.APIVersion, s.PatchLabels.Targets()) },
-	release:     noRelease,
 }

@@ -70,12 +70,4 @@ var reinjectKind = kindSpec{
 	node:    noNode,
 	summary: noSummary,
 	timing:  noTiming,
-	// action_reinject.go: the namespace's labels (GET, merge-patch), then the restart.
-	permissions: func(s *Step, dry bool, n need) {
-		n.verbs([]string{"get", "patch"}, "", "namespaces", "", s.Reinject.Namespace)
-		if !dry {
-			n.restart(s.Reinject.Workloads)
-		}
-	},
-	release: noRelease,
 }

@@ -60,12 +60,4 @@ var restartKind = kindSpec{
 	node:    noNode,
 	summary: noSummary,
 	timing:  func(t *timing, s *Step) { t.restarts += len(s.Restart.Workloads) },
-	// action_restart.go: GET and merge-patch each workload's pod template, then GET it until it rolled
-	// out. A dry run only describes the restart.
-	permissions: func(s *Step, dry bool, n need) {
-		if !dry {
-			n.restart(s.Restart.Workloads)
-		}
-	},
-	release: noRelease,
 }

@@ -59,12 +59,4 @@ var restoreKind = kindSpec{
 	node:    noNode,
 	summary: noSummary,
 	timing:  noTiming,
-	// action_restore.go: the objects are server-side applied again, as ApplyObject does.
-	permissions: func(s *Step, dry bool, n need) {
-		for _, o := range s.Restore.Objects {
-			n.apply(map[string]any{"apiVersion": o.APIVersion, "kind": o.Object.Kind,
-				"metadata": map[string]any{"namespace": o.Object.Namespace, "name": o.Object.Name}}, dry)
-		}
-	},
-	release: noRelease,
 }

@@ -12,7 +12,4 @@ var uncordonKind = kindSpec{
 	node:     func(s *Step) string { return s.Uncordon.Node },
 	summary:  noSummary,
 	timing:   noTiming,
-	// action_uncordon.go: as Cordon.
-	permissions: func(s *Step, _ bool, n need) { n.verbs([]string{"get", "patch"}, "", "nodes", "", s.Uncordon.Node) },
-	release:     noRelease,
 }

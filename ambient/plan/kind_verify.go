@@ -31,12 +31,9 @@ var verifyKind = kindSpec{
 	failure: func(s *Step) string {
 		return "this step changes nothing: fix what the check names and check again before going on"
 	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
-	// The checks' needs are added with every step's checks.
-	permissions: needsNothing,
-	release:     noRelease,
-	readOnly:    true,
-	keepsMesh:   true,
+	node:      noNode,
+	summary:   noSummary,
+	timing:    noTiming,
+	readOnly:  true,
+	keepsMesh: true,
 }

@@ -33,12 +33,9 @@ var waitForKind = kindSpec{
 	failure: func(s *Step) string {
 		return "this step changes nothing: what it waits for did not come in time; find out why with its command, fix it and wait again (the steps before it stay done)"
 	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
-	// The check's needs are added with every step's checks.
-	permissions: needsNothing,
-	release:     noRelease,
-	readOnly:    true,
-	keepsMesh:   true,
+	node:      noNode,
+	summary:   noSummary,
+	timing:    func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
+	readOnly:  true,
+	keepsMesh: true,
 }

@@ -27,13 +27,6 @@ type kindSpec struct {
 	// timing adds what the step waits for, or takes as long as it takes, to the runbook's Phases
 	// table (noTiming).
 	timing func(t *timing, s *Step)
-	// permissions adds what the step's action needs of the cluster, from its payload (needsNothing):
-	// RequiredPermissions. The comments beside them name the executor's file that does the requests.
-	permissions func(s *Step, dry bool, n need)
-	// release names the Helm release the step touches, "namespace/name" ("" for none: noRelease),
-	// and the release's chart when the step says it, so that a rollback or an uninstall knows what
-	// objects its release holds (RequiredPermissions).
-	release func(s *Step) (release, chart string)
 	// readOnly kinds only look at the cluster (waits, checks, approvals, health gates).
 	readOnly bool
 	// keepsMesh kinds change nothing in the mesh itself (read-only kinds and Backup, which writes only
@@ -51,13 +44,6 @@ func noSummary(*Step) (summaryRow, bool) { return summaryRow{}, false }
 
 // noTiming is the timing of kinds that neither wait nor take a time the Phases table names.
 func noTiming(*timing, *Step) {}
-
-// needsNothing is the permissions of kinds whose action asks nothing of the cluster (their checks'
-// needs are added with every step's checks).
-func needsNothing(*Step, bool, need) {}
-
-// noRelease is the release of kinds that touch no Helm release.
-func noRelease(*Step) (release, chart string) { return "", "" }
 
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{

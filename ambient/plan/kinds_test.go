@@ -62,7 +62,7 @@ func missingParts(k *kindSpec) []string {
 	var out []string
 	for name, set := range map[string]bool{
 		"payload": k.payload != nil, "validate": k.validate != nil, "commands": k.commands != nil, "node": k.node != nil,
-		"summary": k.summary != nil, "timing": k.timing != nil, "permissions": k.permissions != nil, "release": k.release != nil,
+		"summary": k.summary != nil, "timing": k.timing != nil,
 	} {
 		if !set {
 			out = append(out, name)
@@ -86,8 +86,6 @@ func callParts(t *testing.T, k *kindSpec, s *Step) {
 	k.node(s)
 	k.summary(s)
 	k.timing(&timing{}, s)
-	k.permissions(s, false, need{d: &derivation{ps: &Permissions{}, charts: map[string]string{}}, by: "step"})
-	k.release(s)
 }
 
 func TestEveryCheckTypeHasTypedArguments(t *testing.T) {

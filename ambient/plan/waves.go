@@ -27,7 +27,7 @@ func nodesOf(s *Step) []string {
 			add(kindSpecs[i].node(s))
 		}
 	}
-	for _, c := range stepChecks(s) {
+	for _, c := range s.Checks() {
 		add(c.Params["node"])
 		if c.Object.Kind == "Node" {
 			add(c.Object.Name)
@@ -39,8 +39,9 @@ func nodesOf(s *Step) []string {
 	return out
 }
 
-// stepChecks returns every check of a step: preconditions, its wait or verification, postconditions.
-func stepChecks(s *Step) []Check {
+// Checks returns every check of the step: its preconditions, its wait or verification, its
+// postconditions.
+func (s *Step) Checks() []Check {
 	out := append([]Check(nil), s.Preconditions...)
 	if s.WaitFor != nil {
 		out = append(out, s.WaitFor.Check)

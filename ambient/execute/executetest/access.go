@@ -15,7 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // The world plays the API server's authorizer: it answers SelfSubjectAccessReviews, allowing
@@ -26,26 +27,26 @@ import (
 // Deny makes the world refuse, from now on, every permission one of the rules grants: reviews of it
 // answer not allowed. Deny() with no rule allows everything again. (Requests themselves are still
 // served: the preflight is what must stop a run.)
-func (w *World) Deny(rules ...plan.Rule) {
+func (w *World) Deny(rules ...rbac.Rule) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.denied = append([]plan.Rule(nil), rules...)
+	w.denied = append([]rbac.Rule(nil), rules...)
 }
 
 // Reviews returns the permissions the SelfSubjectAccessReviews asked about, in order.
-func (w *World) Reviews() []plan.Permission {
+func (w *World) Reviews() []rbac.Permission {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]plan.Permission(nil), w.reviews...)
+	return append([]rbac.Permission(nil), w.reviews...)
 }
 
 // Requests returns every request that reached the world through Client, as the permission the API
 // server authorizes for it (a server-side apply is a patch, and a create when the object did not
 // exist), without repeats, sorted.
-func (w *World) Requests() []plan.Permission {
+func (w *World) Requests() []rbac.Permission {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make([]plan.Permission, 0, len(w.requests))
+	out := make([]rbac.Permission, 0, len(w.requests))
 	for p := range w.requests {
 		out = append(out, p)
 	}
@@ -58,11 +59,11 @@ func (w *World) review(r *authorizationv1.SelfSubjectAccessReview) error {
 	if a == nil {
 		return apierrors.NewBadRequest("executetest: only resource attributes are reviewed")
 	}
-	p := plan.Permission{Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name}
+	p := rbac.Permission{Verb: a.Verb, Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Namespace: a.Namespace, Name: a.Name}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.reviews = append(w.reviews, p)
-	r.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: !plan.Allowed(w.denied, p)}
+	r.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: !rbac.Allowed(w.denied, p)}
 	if !r.Status.Allowed {
 		r.Status.Reason = "denied by World.Deny"
 	}
@@ -75,14 +76,14 @@ func (w *World) request(verb string, gvk schema.GroupVersionKind, sub, ns, name 
 	if m, err := w.Base.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 		res = m.Resource.Resource
 	} else {
-		_, res = plan.Resource(gvk.GroupVersion().String(), gvk.Kind)
+		_, res = rbac.Resource(gvk.GroupVersion().String(), gvk.Kind)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.requests == nil {
-		w.requests = map[plan.Permission]bool{}
+		w.requests = map[rbac.Permission]bool{}
 	}
-	w.requests[plan.Permission{Verb: verb, Group: gvk.Group, Resource: res, Subresource: sub, Namespace: ns, Name: name}] = true
+	w.requests[rbac.Permission{Verb: verb, Group: gvk.Group, Resource: res, Subresource: sub, Namespace: ns, Name: name}] = true
 }
 
 func (w *World) gvkOf(obj runtime.Object) schema.GroupVersionKind {

@@ -29,6 +29,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 func init() {
@@ -98,9 +100,9 @@ type World struct {
 	migration    bool
 	unprogrammed map[string]bool
 	// denied are the rules reviews refuse (Deny); reviews and requests what was asked (access.go).
-	denied   []plan.Rule
-	reviews  []plan.Permission
-	requests map[plan.Permission]bool
+	denied   []rbac.Rule
+	reviews  []rbac.Permission
+	requests map[rbac.Permission]bool
 }
 
 // Reporter is where a World reports what goes wrong in it: a *testing.T (or any testing.TB) in tests,

@@ -11,6 +11,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/observe"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 
 // RBAC holds --rbac and --rbac-account: instead of running the plan, write the ClusterRole and Roles
@@ -50,7 +52,7 @@ func (r *RBAC) Check() error {
 // RunPermissions is what an example run needs besides the plan and the executor: observe.Live of
 // the mesh snap was observed from (the executor's snapshots and MeshProbe), and, when eventsFor is
 // a plan hash, the Kubernetes Events the run records for that plan (execute.KubernetesEvents).
-func RunPermissions(snap *mesh.Snapshot, eventsFor string) *plan.Permissions {
+func RunPermissions(snap *mesh.Snapshot, eventsFor string) *rbac.Permissions {
 	ps := observe.RequiredPermissions(snap)
 	if eventsFor != "" {
 		ps.Merge(execute.KubernetesEventsPermissions(execute.KubernetesEventsOptions{PlanHash: eventsFor}))
@@ -71,14 +73,14 @@ func (r *RBAC) Write(w io.Writer, ex *execute.Executor, p *plan.Plan, snap *mesh
 		return err
 	}
 	// Named for the plan, as its journal is: the rules grant this plan's objects and nothing else.
-	o := plan.RBACOptions{Name: "ambientkit-plan-" + strings.TrimPrefix(hash, "sha256:")[:12]}
+	o := rbac.RenderOptions{Name: "ambientkit-plan-" + strings.TrimPrefix(hash, "sha256:")[:12]}
 	o.ServiceAccountNamespace, o.ServiceAccountName, _ = strings.Cut(r.Account, "/")
 	for _, ns := range ps.Namespaces() {
 		if _, ok := snap.Namespace(ns); !ok {
 			o.CreateNamespaces = append(o.CreateNamespaces, ns)
 		}
 	}
-	if err := os.WriteFile(r.File, plan.RenderRBAC(ps, o), 0o644); err != nil {
+	if err := os.WriteFile(r.File, rbac.Render(ps, o), 0o644); err != nil {
 		return fmt.Errorf("--rbac: %w", err)
 	}
 	bound := "bind them to the account that runs the plan"

@@ -1,14 +1,16 @@
-package plan
+package rbac
 
 import (
 	"strings"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// PermissionOptions say which run of a plan the permissions are for. The zero value is a real
+// Options say which run of a plan the permissions are for. The zero value is a real
 // (not dry) run of the plan's steps, without their rollbacks.
-type PermissionOptions struct {
+type Options struct {
 	// DryRun derives what Options.DryRun of the executor needs: its reads, and its writes sent with
 	// dryRun=All, which the API server authorizes like real ones; no Helm release records are written
 	// and no check runs.
@@ -25,7 +27,7 @@ type PermissionOptions struct {
 // execute.Executor.RequiredPermissions) nor what Options.Snapshot reads (observe.RequiredPermissions).
 // Kinds of objects named by ApplyObject, PatchLabels, Annotate, DeleteObject and WaitFor checks are
 // turned into resources the way the API server names them by default (lower case, plural).
-func RequiredPermissions(p *Plan, opts PermissionOptions) *Permissions {
+func RequiredPermissions(p *plan.Plan, opts Options) *Permissions {
 	d := &derivation{ps: &Permissions{}, dry: opts.DryRun, charts: releaseCharts(p), known: releasesKnown(p, opts.Rollbacks)}
 	if p == nil {
 		return d.ps
@@ -65,7 +67,7 @@ type releaseKnown struct {
 
 // releasesKnown reads what the plan's steps say of each release, in order. A plan whose rollbacks
 // are derived too knows no release's revisions: a rollback makes a revision past any the steps say.
-func releasesKnown(p *Plan, rollbacks bool) map[string]releaseKnown {
+func releasesKnown(p *plan.Plan, rollbacks bool) map[string]releaseKnown {
 	out := map[string]releaseKnown{}
 	if p == nil {
 		return out
@@ -104,13 +106,13 @@ func releasesKnown(p *Plan, rollbacks bool) map[string]releaseKnown {
 
 // releaseCharts names the chart of each Helm release the plan's steps and their rollbacks touch, as
 // the steps say it (their kind's release part); the last step to say it wins.
-func releaseCharts(p *Plan) map[string]string {
+func releaseCharts(p *plan.Plan) map[string]string {
 	out := map[string]string{}
 	if p == nil {
 		return out
 	}
-	note := func(s *Step) {
-		spec, ok := specOf(s.Kind())
+	note := func(s *plan.Step) {
+		spec, ok := kindNeeds[s.Kind()]
 		if !ok {
 			return
 		}
@@ -148,15 +150,15 @@ func (n need) verbs(verbs []string, group, resource, namespace, name string, sou
 	}
 }
 
-func (d *derivation) step(st *Step) {
+func (d *derivation) step(st *plan.Step) {
 	n := need{d: d, by: st.ID}
-	if spec, ok := specOf(st.Kind()); ok {
-		spec.permissions(st, d.dry, n)
+	if spec, ok := kindNeeds[st.Kind()]; ok {
+		spec.needs(st, d.dry, n)
 	}
 	if d.dry { // a dry run describes checks, it does not run them
 		return
 	}
-	for _, c := range stepChecks(st) {
+	for _, c := range st.Checks() {
 		if f, ok := checkPermissions[c.Type]; ok {
 			f(c, n)
 		}
@@ -189,7 +191,7 @@ func (n need) valuesOf(ns, release string) (map[string]any, bool) {
 // apply is a server-side apply of an object: GET (real runs look first), patch, create.
 func (n need) apply(o map[string]any, dry bool) {
 	api, _ := o["apiVersion"].(string)
-	ref := objectRef(o)
+	ref := plan.ApplyObject{Object: o}.Ref()
 	g, res := Resource(api, ref.Kind)
 	if !dry {
 		n.add("get", g, res, ref.Namespace, ref.Name)

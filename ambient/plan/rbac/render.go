@@ -1,4 +1,4 @@
-package plan
+package rbac
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// RBACOptions shape the RBAC objects RenderRBAC writes. The zero value names them "ambientkit" and
+// RenderOptions shape the RBAC objects Render writes. The zero value names them "ambientkit" and
 // binds them to nobody.
-type RBACOptions struct {
+type RenderOptions struct {
 	// Name of the ClusterRole, of the Role in each namespace and of their bindings; empty means
 	// "ambientkit".
 	Name string
@@ -20,16 +20,16 @@ type RBACOptions struct {
 	Labels map[string]string
 	// CreateNamespaces are namespaces that hold rules but do not exist yet (those the plan's Helm
 	// installs create, such as a blue-green's green namespace): a Role cannot exist before its
-	// namespace, so RenderRBAC writes a Namespace document for each ahead of the Roles. Creating one
+	// namespace, so Render writes a Namespace document for each ahead of the Roles. Creating one
 	// changes the cluster a saved plan was made from: plan again after applying the RBAC.
 	CreateNamespaces []string
 }
 
-// RenderRBAC writes the rules that grant ps (Permissions.Rules) as rbac.authorization.k8s.io/v1 YAML
+// Render writes the rules that grant ps (Permissions.Rules) as rbac.authorization.k8s.io/v1 YAML
 // documents: one ClusterRole with the cluster-wide rules, one Role per namespace with that
 // namespace's rules, and, with a ServiceAccount, their bindings. Above each rule a comment names
 // the steps that need it and the upstream facts it rests on. The output is deterministic.
-func RenderRBAC(ps *Permissions, o RBACOptions) []byte {
+func Render(ps *Permissions, o RenderOptions) []byte {
 	name := o.Name
 	if name == "" {
 		name = "ambientkit"
@@ -107,7 +107,7 @@ func roleDoc(kind, name, ns string, labels map[string]string, rules []Rule) stri
 	return b.String()
 }
 
-func bindingDoc(kind, roleKind, name, ns string, o RBACOptions) string {
+func bindingDoc(kind, roleKind, name, ns string, o RenderOptions) string {
 	var b bytes.Buffer
 	b.WriteString("apiVersion: rbac.authorization.k8s.io/v1\nkind: " + kind + "\n")
 	metadataYAML(&b, name, ns, o.Labels)

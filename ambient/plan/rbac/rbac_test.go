@@ -1,7 +1,8 @@
-package plan
+package rbac
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,19 +12,21 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
 // TestEveryCheckTypeHasAPermissionEntry fails when a check type is added without saying what it
 // needs of the cluster. (A kind says it in its spec's permissions part, which
 // TestEveryActionFieldIsAKindWithEveryPart requires.)
 func TestEveryCheckTypeHasAPermissionEntry(t *testing.T) {
-	for _, c := range CheckTypes() {
+	for _, c := range plan.CheckTypes() {
 		if checkPermissions[c] == nil {
 			t.Errorf("check type %s has no entry in checkPermissions", c)
 		}
 	}
-	if len(checkPermissions) != len(CheckTypes()) {
-		t.Errorf("checkPermissions has %d entries for %d check types", len(checkPermissions), len(CheckTypes()))
+	if len(checkPermissions) != len(plan.CheckTypes()) {
+		t.Errorf("checkPermissions has %d entries for %d check types", len(checkPermissions), len(plan.CheckTypes()))
 	}
 }
 
@@ -36,26 +39,26 @@ func perm(verb, group, resource, ns, name string) Permission {
 }
 
 func TestRequiredPermissionsOfOneStep(t *testing.T) {
-	istiod := &HelmRelease{Release: "istiod-1-31-4", Namespace: "istio-system", Chart: ChartRef{Name: "istiod", Path: "/c"},
+	istiod := &plan.HelmRelease{Release: "istiod-1-31-4", Namespace: "istio-system", Chart: plan.ChartRef{Name: "istiod", Path: "/c"},
 		Values: map[string]any{"revision": "1-31-4", "autoscaleEnabled": false, "replicaCount": float64(2)}}
 	tests := []struct {
 		name string
-		step Step
+		step plan.Step
 		dry  bool
 		// want must all be needed, none of notWant.
 		want, notWant []Permission
 	}{
 		{name: "a drain lists the node's pods in every namespace, evicts them and reads the budgets",
-			step: Step{Drain: &NodeDrain{Node: "n1", AmbientOnly: true}},
+			step: plan.Step{Drain: &plan.NodeDrain{Node: "n1", AmbientOnly: true}},
 			want: []Permission{perm("list", "", "pods", "", ""), perm("create", "", "pods/eviction", "", ""),
 				perm("list", "policy", "poddisruptionbudgets", "", ""), perm("list", "", "namespaces", "", ""), perm("get", "", "nodes", "", "n1")},
 			notWant: []Permission{perm("delete", "", "pods", "", "")}},
 		{name: "a cordon reads and patches only its node",
-			step:    Step{Cordon: &NodeRef{Node: "n1"}},
+			step:    plan.Step{Cordon: &plan.NodeRef{Node: "n1"}},
 			want:    []Permission{perm("get", "", "nodes", "", "n1"), perm("patch", "", "nodes", "", "n1")},
 			notWant: []Permission{perm("patch", "", "nodes", "", "")}},
 		{name: "a helm install of istiod stores its release, creates the chart's objects and may grant their rules",
-			step: Step{HelmInstall: istiod},
+			step: plan.Step{HelmInstall: istiod},
 			want: []Permission{perm("list", "", "secrets", "istio-system", ""), perm("create", "", "secrets", "istio-system", ""),
 				perm("update", "", "secrets", "istio-system", "sh.helm.release.v1.istiod-1-31-4.v1"), perm("create", "", "namespaces", "", ""),
 				perm("create", "apps", "deployments", "istio-system", ""), perm("get", "apps", "deployments", "istio-system", ""),
@@ -70,62 +73,62 @@ func TestRequiredPermissionsOfOneStep(t *testing.T) {
 				perm("get", "rbac.authorization.k8s.io", "clusterroles", "", ""),
 				perm("create", "autoscaling", "horizontalpodautoscalers", "istio-system", ""), perm("create", "networking.k8s.io", "networkpolicies", "istio-system", "")}},
 		{name: "a dry run of a helm upgrade only reads the release and the chart's objects",
-			step: Step{HelmUpgrade: istiod}, dry: true,
+			step: plan.Step{HelmUpgrade: istiod}, dry: true,
 			want: []Permission{perm("list", "", "secrets", "istio-system", ""), perm("get", "apps", "deployments", "istio-system", "")},
 			notWant: []Permission{perm("create", "", "secrets", "istio-system", ""), perm("patch", "apps", "deployments", "istio-system", ""),
 				perm("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "")}},
 		{name: "an upgrade of base never deletes the CRDs, which the chart keeps",
-			step:    Step{HelmUpgrade: &HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: ChartRef{Name: "base", Path: "/c"}}},
+			step:    plan.Step{HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: plan.ChartRef{Name: "base", Path: "/c"}}},
 			want:    []Permission{perm("patch", "apiextensions.k8s.io", "customresourcedefinitions", "", ""), perm("delete", "", "secrets", "istio-system", "")},
 			notWant: []Permission{perm("delete", "apiextensions.k8s.io", "customresourcedefinitions", "", "")}},
 		{name: "with reused values a chart's conditional objects may render, so they are included",
-			step: Step{HelmUpgrade: &HelmRelease{Release: "istio-cni", Namespace: "istio-system", Chart: ChartRef{Name: "cni", Path: "/c"}, ReuseValues: true}},
+			step: plan.Step{HelmUpgrade: &plan.HelmRelease{Release: "istio-cni", Namespace: "istio-system", Chart: plan.ChartRef{Name: "cni", Path: "/c"}, ReuseValues: true}},
 			want: []Permission{perm("patch", "networking.k8s.io", "networkpolicies", "istio-system", ""), perm("patch", "", "resourcequotas", "istio-system", ""),
 				perm("patch", "k8s.cni.cncf.io", "network-attachment-definitions", "default", "")}},
 		{name: "the gateway chart's workload follows its kind value",
-			step: Step{HelmUpgrade: &HelmRelease{Release: "gw", Namespace: "gw", Chart: ChartRef{Name: "gateway", Path: "/c"}, Values: map[string]any{"kind": "DaemonSet"}}},
+			step: plan.Step{HelmUpgrade: &plan.HelmRelease{Release: "gw", Namespace: "gw", Chart: plan.ChartRef{Name: "gateway", Path: "/c"}, Values: map[string]any{"kind": "DaemonSet"}}},
 			want: []Permission{perm("patch", "apps", "daemonsets", "gw", "")},
 			notWant: []Permission{perm("patch", "apps", "deployments", "gw", ""),
 				perm("patch", "autoscaling", "horizontalpodautoscalers", "gw", "")}},
 		{name: "an uninstall deletes what its chart renders and purges the release records",
-			step: Step{HelmUninstall: &HelmUninstall{Release: "ztunnel", Namespace: "istio-system", Chart: "ztunnel", BackupStep: "b"}},
+			step: plan.Step{HelmUninstall: &plan.HelmUninstall{Release: "ztunnel", Namespace: "istio-system", Chart: "ztunnel", BackupStep: "b"}},
 			want: []Permission{perm("delete", "apps", "daemonsets", "istio-system", ""), perm("delete", "", "secrets", "istio-system", ""),
 				perm("get", "", "secrets", "istio-system", "")},
 			notWant: []Permission{perm("create", "apps", "daemonsets", "istio-system", ""), perm("delete", "apps", "deployments", "istio-system", "")}},
 		{name: "a helm rollback reads the revision it returns to by its record's name",
-			step: Step{HelmRollback: &HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 2}}, dry: true,
+			step: plan.Step{HelmRollback: &plan.HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 2}}, dry: true,
 			want: []Permission{perm("get", "", "secrets", "istio-system", "sh.helm.release.v1.istio-base.v2")}},
 		{name: "a tag move applies its rendered objects by name and may create them",
-			step: Step{MoveTag: &TagMove{Tag: "prod", To: "1-31-4", Objects: []map[string]any{{"apiVersion": "admissionregistration.k8s.io/v1",
+			step: plan.Step{MoveTag: &plan.TagMove{Tag: "prod", To: "1-31-4", Objects: []map[string]any{{"apiVersion": "admissionregistration.k8s.io/v1",
 				"kind": "MutatingWebhookConfiguration", "metadata": map[string]any{"name": "istio-revision-tag-prod"}}}}},
 			want: []Permission{perm("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod"),
 				perm("patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod"),
 				perm("create", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "istio-revision-tag-prod")}},
 		{name: "labelling several namespaces lists them once and patches each",
-			step:    Step{PatchLabels: &PatchLabels{APIVersion: "v1", Objects: []mesh.ObjectRef{{Kind: "Namespace", Name: "a"}, {Kind: "Namespace", Name: "b"}}, Set: map[string]string{"x": "y"}}},
+			step:    plan.Step{PatchLabels: &plan.PatchLabels{APIVersion: "v1", Objects: []mesh.ObjectRef{{Kind: "Namespace", Name: "a"}, {Kind: "Namespace", Name: "b"}}, Set: map[string]string{"x": "y"}}},
 			want:    []Permission{perm("list", "", "namespaces", "", ""), perm("patch", "", "namespaces", "", "a"), perm("patch", "", "namespaces", "", "b")},
 			notWant: []Permission{perm("get", "", "namespaces", "", "a")}},
 		{name: "a namespace backup lists the Istio and Gateway API kinds of the namespace",
-			step: Step{Backup: &Backup{Namespace: "shop"}},
+			step: plan.Step{Backup: &plan.Backup{Namespace: "shop"}},
 			want: []Permission{perm("list", "apiextensions.k8s.io", "customresourcedefinitions", "", ""), perm("list", "networking.istio.io", "*", "shop", ""),
 				perm("list", "gateway.networking.k8s.io", "*", "shop", "")}},
 		{name: "a wait runs its check: a DaemonSet rollout under OnDelete reads its pods",
-			step: Step{WaitFor: &WaitFor{Check: NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, DaemonSetRolledOutArgs{Version: "1.31.4"}, "d")}},
+			step: plan.Step{WaitFor: &plan.WaitFor{Check: plan.NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, plan.DaemonSetRolledOutArgs{Version: "1.31.4"}, "d")}},
 			want: []Permission{perm("get", "apps", "daemonsets", "istio-system", "ztunnel"), perm("list", "", "pods", "istio-system", "")}},
 		{name: "a dry run runs no check",
-			step:    Step{WaitFor: &WaitFor{Check: NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, DaemonSetRolledOutArgs{}, "d")}},
+			step:    plan.Step{WaitFor: &plan.WaitFor{Check: plan.NewCheck(mesh.ObjectRef{Kind: "DaemonSet", Namespace: "istio-system", Name: "ztunnel"}, plan.DaemonSetRolledOutArgs{}, "d")}},
 			dry:     true,
 			notWant: []Permission{perm("get", "apps", "daemonsets", "istio-system", "ztunnel")}},
 		{name: "a restart reads and patches each workload by name",
-			step: Step{Restart: &Restart{Workloads: []mesh.ObjectRef{{Kind: "StatefulSet", Namespace: "data", Name: "pg"}}}},
+			step: plan.Step{Restart: &plan.Restart{Workloads: []mesh.ObjectRef{{Kind: "StatefulSet", Namespace: "data", Name: "pg"}}}},
 			want: []Permission{perm("get", "apps", "statefulsets", "data", "pg"), perm("patch", "apps", "statefulsets", "data", "pg")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.step
 			st.ID = "s"
-			p := &Plan{Steps: []Step{st}}
-			ps := RequiredPermissions(p, PermissionOptions{DryRun: tc.dry})
+			p := &plan.Plan{Steps: []plan.Step{st}}
+			ps := RequiredPermissions(p, Options{DryRun: tc.dry})
 			have := map[Permission]Need{}
 			for _, n := range ps.Needs() {
 				have[n.Permission] = n
@@ -153,24 +156,24 @@ func TestRequiredPermissionsOfOneStep(t *testing.T) {
 }
 
 func TestAChartThatIsNotIstiosIsReportedAsNotCovered(t *testing.T) {
-	p := &Plan{Steps: []Step{{ID: "x", HelmUpgrade: &HelmRelease{Release: "other", Namespace: "ns", Chart: ChartRef{Name: "nginx", Path: "/c"}}}}}
-	ps := RequiredPermissions(p, PermissionOptions{})
+	p := &plan.Plan{Steps: []plan.Step{{ID: "x", HelmUpgrade: &plan.HelmRelease{Release: "other", Namespace: "ns", Chart: plan.ChartRef{Name: "nginx", Path: "/c"}}}}}
+	ps := RequiredPermissions(p, Options{})
 	if u := ps.Unknown(); len(u) != 1 || !strings.Contains(u[0], `chart "nginx"`) {
 		t.Errorf("unknown %v, want the nginx release named", u)
 	}
-	if !bytes.Contains(RenderRBAC(ps, RBACOptions{}), []byte("# not covered: Helm release ns/other")) {
+	if !bytes.Contains(Render(ps, RenderOptions{}), []byte("# not covered: Helm release ns/other")) {
 		t.Error("the rendered RBAC does not say what it does not cover")
 	}
 }
 
 func TestRollbacksAreIncludedOnlyWhenAsked(t *testing.T) {
-	p := &Plan{Steps: []Step{{ID: "up", HelmUpgrade: &HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: ChartRef{Name: "base", Path: "/c"}},
-		Rollback: &Step{ID: "up/undo", HelmRollback: &HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 3}}}}}
+	p := &plan.Plan{Steps: []plan.Step{{ID: "up", HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system", Chart: plan.ChartRef{Name: "base", Path: "/c"}},
+		Rollback: &plan.Step{ID: "up/undo", HelmRollback: &plan.HelmRollback{Release: "istio-base", Namespace: "istio-system", Revision: 3}}}}}
 	rec := perm("get", "", "secrets", "istio-system", "sh.helm.release.v1.istio-base.v3")
-	if n := RequiredPermissions(p, PermissionOptions{}); hasNeed(n, rec) {
+	if n := RequiredPermissions(p, Options{}); hasNeed(n, rec) {
 		t.Error("a run of the plan needs the rollback's reads, but Apply runs no rollback")
 	}
-	n := RequiredPermissions(p, PermissionOptions{Rollbacks: true})
+	n := RequiredPermissions(p, Options{Rollbacks: true})
 	if !hasNeed(n, rec) {
 		t.Error("with Rollbacks the rollback's read of revision 3 is missing")
 	}
@@ -229,8 +232,8 @@ func TestRenderedRBACReadsBackAsRolesAndBindings(t *testing.T) {
 	ps.Add(perm("create", "", "pods/eviction", "", ""), "drain", "k8s.io/api@v0.37.2 policy/v1 Eviction")
 	ps.Add(perm("get", "", "configmaps", "istio-system", "ambientkit-journal-x"), "executor: journal")
 	ps.Add(perm("list", "", "secrets", "istio-ingress", ""), "gw")
-	out := RenderRBAC(ps, RBACOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})
-	if !bytes.Equal(out, RenderRBAC(ps, RBACOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})) {
+	out := Render(ps, RenderOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})
+	if !bytes.Equal(out, Render(ps, RenderOptions{Name: "upgrader", ServiceAccountNamespace: "ops", ServiceAccountName: "runner", Labels: map[string]string{"team": "mesh"}})) {
 		t.Fatal("rendering is not deterministic")
 	}
 	docs := strings.Split(string(out), "---\n")
@@ -282,7 +285,7 @@ func TestANamespaceThePlanCreatesIsWrittenAheadOfItsRole(t *testing.T) {
 		t.Errorf("Namespaces() = %v", got)
 	}
 	// A namespace named but holding no rule gets no document: nothing is created that nothing uses.
-	docs := strings.Split(string(RenderRBAC(ps, RBACOptions{CreateNamespaces: []string{"ztunnel-green", "unused"}})), "---\n")
+	docs := strings.Split(string(Render(ps, RenderOptions{CreateNamespaces: []string{"ztunnel-green", "unused"}})), "---\n")
 	if len(docs) != 3 {
 		t.Fatalf("%d documents, want the Namespace and two Roles:\n%s", len(docs), strings.Join(docs, "---\n"))
 	}
@@ -295,5 +298,41 @@ func TestANamespaceThePlanCreatesIsWrittenAheadOfItsRole(t *testing.T) {
 	}
 	if !strings.Contains(docs[2], "kind: Role\n") || !strings.Contains(docs[2], `namespace: "ztunnel-green"`) {
 		t.Errorf("the Role of ztunnel-green does not follow its Namespace:\n%s", docs[2])
+	}
+}
+
+// TestEveryKindSaysWhatItNeeds fails when an action kind of the plan has no entry in kindNeeds, or
+// an entry misses a part, or a part reads another kind's payload (it panics on a step of its kind
+// with a zero payload).
+func TestEveryKindSaysWhatItNeeds(t *testing.T) {
+	st := reflect.TypeOf(plan.Step{})
+	for _, k := range plan.Kinds() {
+		kn, ok := kindNeeds[k]
+		if !ok {
+			t.Errorf("kind %s has no entry in kindNeeds: say what its steps need of the cluster (needsNothing when nothing)", k)
+			continue
+		}
+		if kn.needs == nil || kn.release == nil {
+			t.Errorf("kind %s misses a part of its kindNeeds entry (needs and release are both set; noRelease when it touches no release)", k)
+			continue
+		}
+		f, ok := st.FieldByName(string(k))
+		if !ok {
+			t.Fatalf("kind %s is no Step field", k)
+		}
+		var s plan.Step
+		reflect.ValueOf(&s).Elem().FieldByIndex(f.Index).Set(reflect.New(f.Type.Elem()))
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("kind %s: a part of its kindNeeds entry panics on a step of the kind: %v", k, r)
+				}
+			}()
+			kn.needs(&s, false, need{d: &derivation{ps: &Permissions{}, charts: map[string]string{}}, by: "step"})
+			kn.release(&s)
+		}()
+	}
+	if len(kindNeeds) != len(plan.Kinds()) {
+		t.Errorf("kindNeeds has %d entries for %d kinds", len(kindNeeds), len(plan.Kinds()))
 	}
 }

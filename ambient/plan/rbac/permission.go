@@ -1,7 +1,8 @@
-package plan
+package rbac
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -367,3 +368,6 @@ func (r Rule) String() string {
 	}
 	return fmt.Sprintf("%s in namespace %s", s, r.Namespace)
 }
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,16 +1,20 @@
-package plan
+package rbac
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+)
 
 // checkPermissions is what each check type needs when the executor runs it; a test fails when a
 // check type has no entry. The comments name the executor's file that does the requests. Checks
 // answered from a fresh snapshot (FindingsClear, NoReferences, GatewayOwner, WorkloadsOnRevision,
 // TrustedAccounts) need only what Options.Snapshot reads, which the executor adds.
-var checkPermissions = map[CheckType]func(c Check, n need){
+var checkPermissions = map[plan.CheckType]func(c plan.Check, n need){
 	// check_deployment_ready.go: one GET.
-	CheckDeploymentReady: func(c Check, n need) { n.add("get", "apps", "deployments", c.Object.Namespace, c.Object.Name) },
+	plan.CheckDeploymentReady: func(c plan.Check, n need) { n.add("get", "apps", "deployments", c.Object.Namespace, c.Object.Name) },
 	// check_daemonset_rolled_out.go: one GET; under OnDelete with a version, one LIST of the pods.
-	CheckDaemonSetRolledOut: checkArgs(func(c Check, a DaemonSetRolledOutArgs, n need) {
+	plan.CheckDaemonSetRolledOut: checkArgs(func(c plan.Check, a plan.DaemonSetRolledOutArgs, n need) {
 		n.add("get", "apps", "daemonsets", c.Object.Namespace, c.Object.Name)
 		if a.Version != "" {
 			n.add("list", "", "pods", c.Object.Namespace, "")
@@ -19,7 +23,7 @@ var checkPermissions = map[CheckType]func(c Check, n need){
 	// check_node_agent_ready.go: one node: a LIST of the namespace's pods on it, and a GET of the node
 	// when none of the DaemonSet's is there (is it gone?); all nodes: a GET of the DaemonSet, a LIST of
 	// the nodes and one of its pods.
-	CheckNodeAgentReady: checkArgs(func(c Check, a NodeAgentReadyArgs, n need) {
+	plan.CheckNodeAgentReady: checkArgs(func(c plan.Check, a plan.NodeAgentReadyArgs, n need) {
 		n.add("list", "", "pods", c.Object.Namespace, "")
 		if !a.All {
 			n.add("get", "", "nodes", "", a.Node)
@@ -29,48 +33,48 @@ var checkPermissions = map[CheckType]func(c Check, n need){
 		n.add("list", "", "nodes", "", "")
 	}),
 	// check_pods_redirected.go: one LIST of the namespaces, one paged LIST of every pod.
-	CheckPodsRedirected: func(_ Check, n need) {
+	plan.CheckPodsRedirected: func(_ plan.Check, n need) {
 		n.add("list", "", "namespaces", "", "")
 		n.add("list", "", "pods", "", "")
 	},
 	// check_no_sandbox_failures.go: one LIST of the core Events with reason FailedCreatePodSandBox.
-	CheckNoSandboxFailures: func(_ Check, n need) { n.add("list", "", "events", "", "") },
+	plan.CheckNoSandboxFailures: func(_ plan.Check, n need) { n.add("list", "", "events", "", "") },
 	// check_tag_points_to.go: one GET of the tag's MutatingWebhookConfiguration.
-	CheckTagPointsTo: checkArgs(func(c Check, a TagPointsToArgs, n need) {
+	plan.CheckTagPointsTo: checkArgs(func(c plan.Check, a plan.TagPointsToArgs, n need) {
 		name := "istio-revision-tag-" + a.Tag
 		if c.Object.Kind == "MutatingWebhookConfiguration" && c.Object.Name != "" {
 			name = c.Object.Name
 		}
 		n.add("get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", name)
 	}),
-	CheckNoReferences:        func(Check, need) {},
-	CheckGatewayOwner:        func(Check, need) {},
-	CheckFindingsClear:       func(Check, need) {},
-	CheckTrustedAccounts:     func(Check, need) {},
-	CheckWorkloadsOnRevision: func(Check, need) {},
+	plan.CheckNoReferences:        func(plan.Check, need) {},
+	plan.CheckGatewayOwner:        func(plan.Check, need) {},
+	plan.CheckFindingsClear:       func(plan.Check, need) {},
+	plan.CheckTrustedAccounts:     func(plan.Check, need) {},
+	plan.CheckWorkloadsOnRevision: func(plan.Check, need) {},
 	// check_helm_release_version.go: the Helm read of the release, a LIST of its records.
-	CheckHelmReleaseVersion: func(c Check, n need) { n.add("list", "", "secrets", c.Object.Namespace, "", srcHelmStorage) },
+	plan.CheckHelmReleaseVersion: func(c plan.Check, n need) { n.add("list", "", "secrets", c.Object.Namespace, "", srcHelmStorage) },
 	// check_node_drained.go: one LIST of the node's pods in every namespace (and of the namespaces for
 	// ambient-only drains), a GET of the node when pods are left (is it gone?).
-	CheckNodeDrained: checkArgs(func(c Check, a NodeDrainedArgs, n need) {
+	plan.CheckNodeDrained: checkArgs(func(c plan.Check, a plan.NodeDrainedArgs, n need) {
 		n.add("list", "", "pods", "", "")
 		if a.AmbientOnly {
 			n.add("list", "", "namespaces", "", "")
 		}
-		n.add("get", "", "nodes", "", nodeOfCheck(c))
+		n.add("get", "", "nodes", "", c.Node())
 	}),
 	// check_node_schedulable.go: one GET of the node.
-	CheckNodeSchedulable: func(c Check, n need) { n.add("get", "", "nodes", "", nodeOfCheck(c)) },
+	plan.CheckNodeSchedulable: func(c plan.Check, n need) { n.add("get", "", "nodes", "", c.Node()) },
 	// check_default_revision.go: one GET of istiod-default-validator.
-	CheckDefaultRevision: func(_ Check, n need) {
+	plan.CheckDefaultRevision: func(_ plan.Check, n need) {
 		n.add("get", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", "istiod-default-validator")
 	},
 	// check_backup_readable.go reads the executor's backup store, which the executor adds.
-	CheckBackupReadable: func(Check, need) {},
+	plan.CheckBackupReadable: func(plan.Check, need) {},
 	// check_crds_established.go: one LIST of the CRDs.
-	CheckCRDsEstablished: func(_ Check, n need) { n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "") },
+	plan.CheckCRDsEstablished: func(_ plan.Check, n need) { n.add("list", "apiextensions.k8s.io", "customresourcedefinitions", "", "") },
 	// check_revision_ready.go: one GET of istiod-<revision> (or the check's Deployment).
-	CheckRevisionExistsAndReady: checkArgs(func(c Check, a RevisionReadyArgs, n need) {
+	plan.CheckRevisionExistsAndReady: checkArgs(func(c plan.Check, a plan.RevisionReadyArgs, n need) {
 		ns, name := c.Object.Namespace, c.Object.Name
 		if c.Object.Kind != "Deployment" || name == "" {
 			name = "istiod-" + a.Revision
@@ -84,11 +88,11 @@ var checkPermissions = map[CheckType]func(c Check, n need){
 		n.add("get", "apps", "deployments", ns, name)
 	}),
 	// check_nodes_ready.go: one LIST of the nodes by labels.
-	CheckNodesReady: func(_ Check, n need) { n.add("list", "", "nodes", "", "") },
+	plan.CheckNodesReady: func(_ plan.Check, n need) { n.add("list", "", "nodes", "", "") },
 	// check_node_agent_absent.go: one LIST of the namespace's pods on the node.
-	CheckNodeAgentAbsent: func(c Check, n need) { n.add("list", "", "pods", c.Object.Namespace, "") },
+	plan.CheckNodeAgentAbsent: func(c plan.Check, n need) { n.add("list", "", "pods", c.Object.Namespace, "") },
 	// check_workloads_ready.go: one GET per Deployment and StatefulSet listed.
-	CheckWorkloadsReady: checkArgs(func(_ Check, a WorkloadsReadyArgs, n need) {
+	plan.CheckWorkloadsReady: checkArgs(func(_ plan.Check, a plan.WorkloadsReadyArgs, n need) {
 		for _, w := range a.Workloads {
 			parts := strings.SplitN(w, "/", 3)
 			if len(parts) == 3 && (parts[0] == "Deployment" || parts[0] == "StatefulSet") {
@@ -97,17 +101,17 @@ var checkPermissions = map[CheckType]func(c Check, n need){
 		}
 	}),
 	// check_no_ambient_pods.go: one LIST of the nodes, one of the namespaces, one paged LIST of pods.
-	CheckNoAmbientPods: func(_ Check, n need) {
+	plan.CheckNoAmbientPods: func(_ plan.Check, n need) {
 		n.add("list", "", "nodes", "", "")
 		n.add("list", "", "namespaces", "", "")
 		n.add("list", "", "pods", "", "")
 	},
 	// check_gateway_programmed.go: one GET of the Gateway.
-	CheckGatewayProgrammed: func(c Check, n need) {
+	plan.CheckGatewayProgrammed: func(c plan.Check, n need) {
 		n.add("get", "gateway.networking.k8s.io", "gateways", c.Object.Namespace, c.Object.Name)
 	},
 	// check_waypoint_accepted.go: one GET of the policy, in its apiVersion or the kind's default.
-	CheckWaypointAccepted: checkArgs(func(c Check, a WaypointAcceptedArgs, n need) {
+	plan.CheckWaypointAccepted: checkArgs(func(c plan.Check, a plan.WaypointAcceptedArgs, n need) {
 		api := a.APIVersion
 		if api == "" {
 			api = waypointPolicyAPIVersions[c.Object.Kind]
@@ -116,15 +120,15 @@ var checkPermissions = map[CheckType]func(c Check, n need){
 		n.add("get", g, res, c.Object.Namespace, c.Object.Name)
 	}),
 	// check_pods_captured.go: one GET of the namespace, one LIST of its pods.
-	CheckPodsCaptured: func(c Check, n need) {
+	plan.CheckPodsCaptured: func(c plan.Check, n need) {
 		n.add("get", "", "namespaces", "", c.Object.Name)
 		n.add("list", "", "pods", c.Object.Name, "")
 	},
 	// check_no_sidecars.go and check_sidecars_injected.go: one LIST of the namespace's pods.
-	CheckNoSidecars:       func(c Check, n need) { n.add("list", "", "pods", c.Object.Name, "") },
-	CheckSidecarsInjected: func(c Check, n need) { n.add("list", "", "pods", c.Object.Name, "") },
+	plan.CheckNoSidecars:       func(c plan.Check, n need) { n.add("list", "", "pods", c.Object.Name, "") },
+	plan.CheckSidecarsInjected: func(c plan.Check, n need) { n.add("list", "", "pods", c.Object.Name, "") },
 	// check_backup_writable.go looks at a local file only.
-	CheckBackupWritable: func(Check, need) {},
+	plan.CheckBackupWritable: func(plan.Check, need) {},
 }
 
 // waypointPolicyAPIVersions are the versions WaypointAccepted reads a policy in when the check names
@@ -139,9 +143,9 @@ var waypointPolicyAPIVersions = map[string]string{
 
 // checkArgs adapts a permission function over a check's typed arguments; a check whose params do
 // not decode needs nothing (the plan does not validate, and the executor refuses it).
-func checkArgs[T Args](f func(c Check, a T, n need)) func(Check, need) {
-	return func(c Check, n need) {
-		a, err := ArgsOf[T](c)
+func checkArgs[T plan.Args](f func(c plan.Check, a T, n need)) func(plan.Check, need) {
+	return func(c plan.Check, n need) {
+		a, err := plan.ArgsOf[T](c)
 		if err != nil {
 			return
 		}

@@ -8,7 +8,7 @@
 //	snap, _ := observe.Live(ctx, client, observe.Options{})               // ambient/observe
 //	compat, _ := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: v})
 //	p, _ := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v})  // pure, deterministic
-//	plan.RenderMarkdown(os.Stdout, p)                                      // review
+//	runbook.Render(os.Stdout, p)                                      // review
 //
 // Packages: ambient (entry points), ambient/mesh (snapshot vocabulary), ambient/plan (plans, steps,
 // findings, renderers), ambient/releases (release data), ambient/observe (live and offline

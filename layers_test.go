@@ -13,7 +13,8 @@ const module = "github.com/ambientkit/ambientkit"
 // allowedImports states, for every package of the module, which of the module's packages it may
 // import (directly). The directions are the design's (docs/design.md, "Layers"):
 //
-//	vocabulary   ambient/mesh ← ambient/plan ← ambient/plan/rbac; ambient/releases, ambient/advisories
+//	vocabulary   ambient/mesh ← ambient/plan ← ambient/plan/rbac, ambient/plan/estimate ← ambient/plan/runbook;
+//	             ambient/releases, ambient/advisories
 //	shared       ambient/steps (the plan Builder) ← ambient/compat (the gate every primitive runs)
 //	planners     tags ← revision; cni, ztunnel, migrate (each runs the gate) ← ambient (composes them)
 //	executor     ambient/observe, ambient/execute (+ helmsdk): vocabulary only, never a planner;
@@ -24,22 +25,27 @@ const module = "github.com/ambientkit/ambientkit"
 // package states its place here, and an upward import (a planner importing the executor, the
 // executor importing a planner, the gate importing a planner) is refused.
 var allowedImports = map[string][]string{
-	"":                          {},
-	"ambient/mesh":              {},
-	"internal/helmrecord":       {},
-	"ambient/internal/affinity": {"ambient/mesh"},
-	"ambient/mesh/meshtest":     {"ambient/mesh"},
-	"ambient/plan":              {"ambient/mesh"},
-	"ambient/plan/rbac":         {"ambient/mesh", "ambient/plan"},
-	"ambient/releases":          {"ambient/mesh"},
-	"ambient/advisories":        {"ambient/mesh"},
-	"ambient/steps":             {"ambient/mesh", "ambient/plan"},
-	"ambient/compat":            {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/advisories", "ambient/steps"},
-	"tags":                      {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
-	"revision":                  {"ambient/mesh", "ambient/advisories", "ambient/plan", "ambient/steps", "ambient/compat", "tags"},
-	"cni":                       {"ambient/mesh", "ambient/plan", "ambient/steps", "ambient/compat"},
-	"ztunnel":                   {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
-	"migrate":                   {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/compat"},
+	"":                               {},
+	"ambient/mesh":                   {},
+	"internal/helmrecord":            {},
+	"ambient/internal/affinity":      {"ambient/mesh"},
+	"ambient/mesh/meshtest":          {"ambient/mesh"},
+	"ambient/plan/internal/nodename": {},
+	"ambient/plan/internal/words":    {},
+	"ambient/plan":                   {"ambient/mesh", "ambient/plan/internal/nodename", "ambient/plan/internal/words"},
+	"ambient/plan/internal/plantest": {"ambient/mesh", "ambient/plan"},
+	"ambient/plan/rbac":              {"ambient/mesh", "ambient/plan"},
+	"ambient/plan/estimate":          {"ambient/plan", "ambient/plan/internal/words"},
+	"ambient/plan/runbook":           {"ambient/mesh", "ambient/plan", "ambient/plan/estimate", "ambient/plan/internal/nodename", "ambient/plan/internal/words"},
+	"ambient/releases":               {"ambient/mesh"},
+	"ambient/advisories":             {"ambient/mesh"},
+	"ambient/steps":                  {"ambient/mesh", "ambient/plan"},
+	"ambient/compat":                 {"ambient/mesh", "ambient/plan", "ambient/plan/runbook", "ambient/releases", "ambient/advisories", "ambient/steps"},
+	"tags":                           {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
+	"revision":                       {"ambient/mesh", "ambient/advisories", "ambient/plan", "ambient/steps", "ambient/compat", "tags"},
+	"cni":                            {"ambient/mesh", "ambient/plan", "ambient/steps", "ambient/compat"},
+	"ztunnel":                        {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
+	"migrate":                        {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/compat"},
 	"ambient": {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/advisories", "ambient/steps", "ambient/compat",
 		"tags", "revision", "cni", "ztunnel"},
 	"ambient/observe":               {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity", "internal/helmrecord"},

@@ -13,6 +13,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ztunnel"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // demoBlueGreen moves the demo mesh's ztunnel onto nodes its two Karpenter NodePools launch green.
@@ -33,7 +35,7 @@ func TestBlueGreenZtunnelOfTheDemoMesh(t *testing.T) {
 	}
 	golden(t, "bluegreen/demo-ztunnel-1.30.plan.yaml", y)
 	var md strings.Builder
-	if err := plan.RenderMarkdown(&md, p); err != nil {
+	if err := runbook.Render(&md, p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "bluegreen/demo-ztunnel-1.30.plan.md", []byte(md.String()))
@@ -56,7 +58,7 @@ func TestPlanUpgradeWithBlueGreenZtunnel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var md strings.Builder
-	if err := plan.RenderMarkdown(&md, p); err != nil {
+	if err := runbook.Render(&md, p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "upgrade/demo-revision-bluegreen-1.30-to-1.31.plan.md", []byte(md.String()))

@@ -10,6 +10,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 
 	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
@@ -27,7 +29,7 @@ func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {
 	}
 	golden(t, "upgrade/demo-revision-1.30-to-1.31.plan.yaml", y)
 	var md strings.Builder
-	if err := plan.RenderMarkdown(&md, p); err != nil {
+	if err := runbook.Render(&md, p); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "upgrade/demo-revision-1.30-to-1.31.plan.md", []byte(md.String()))

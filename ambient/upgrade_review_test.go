@@ -10,6 +10,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ztunnel"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // The review budget of issue 12: a node-by-node upgrade of a 1,000-node mesh renders in a runbook a
@@ -42,7 +44,7 @@ func TestThePlanOfAThousandNodesFitsAReview(t *testing.T) {
 	if len(p.Steps) < 5000 {
 		t.Fatalf("the plan has %d steps; the test wants the node-by-node plan of 1,000 nodes", len(p.Steps))
 	}
-	md := runbook(t, p)
+	md := runbookOf(t, p)
 	if n := strings.Count(md, "\n"); n > maxRunbookLines {
 		t.Errorf("the runbook has %d lines; the budget is %d", n, maxRunbookLines)
 	}
@@ -73,7 +75,7 @@ func TestTheBlueGreenPlanOfAThousandNodesFitsAReview(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := runbook(t, p)
+	md := runbookOf(t, p)
 	if n := strings.Count(md, "\n"); n > maxBlueGreenRunbookLines {
 		t.Errorf("the runbook has %d lines; the budget is %d", n, maxBlueGreenRunbookLines)
 	}
@@ -93,7 +95,7 @@ func TestTheRunbookOfAFortyNodeMeshOpensWithASummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := runbook(t, p)
+	md := runbookOf(t, p)
 	golden(t, "upgrade/large-40-nodes.plan.md", []byte(md))
 	summary, _, _ := strings.Cut(md, "\n## Steps")
 	for _, want := range []string{"### What changes", "### Findings", "### Phases", "### What needs a person", "40 nodes in 4 waves"} {
@@ -114,10 +116,10 @@ func waveNumbered(id string) string {
 	return strings.Join(segs, "/")
 }
 
-func runbook(t *testing.T, p *plan.Plan) string {
+func runbookOf(t *testing.T, p *plan.Plan) string {
 	t.Helper()
 	var b strings.Builder
-	if err := plan.RenderMarkdown(&b, p); err != nil {
+	if err := runbook.Render(&b, p); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

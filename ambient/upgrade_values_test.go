@@ -9,6 +9,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // pinImages sets the values a mirrored-registry install passes (--set hub=... --set tag=<version>)
@@ -93,7 +95,7 @@ func TestAReleasePinnedToItsImagesIsInstalledWithTheTargetsImages(t *testing.T) 
 				}
 			}
 			var md strings.Builder
-			if err := plan.RenderMarkdown(&md, p); err != nil {
+			if err := runbook.Render(&md, p); err != nil {
 				t.Fatal(err)
 			}
 			var row string

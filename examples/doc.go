@@ -1,6 +1,6 @@
 // Package examples holds five thin programs over ambientkit's public API, one per primitive, each
 // under 150 lines (plan-upgrade 65, upgrade 69, bluegreen-ztunnel 81, move-tag 102,
-// migrate-namespace 119). What they share is in examples/internal/cli, so all five keep one contract:
+// migrate-namespace 121). What they share is in examples/internal/cli, so all five keep one contract:
 // the source of the mesh (a live cluster through --kubeconfig/--context, the default as kubectl reads
 // it; a dump saved with kubectl, --from-dir; or the embedded demo mesh, --demo), --waive, --today,
 // --list-codes, -o markdown|yaml|json and --full, the same checks of bad input, and the same exit

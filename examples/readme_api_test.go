@@ -16,6 +16,8 @@ import (
 	"github.com/ambientkit/ambientkit/migrate"
 	"github.com/ambientkit/ambientkit/tags"
 	"github.com/ambientkit/ambientkit/ztunnel"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // readmeAPI is the README's Go block, compiled: TestTheREADMEsGoBlockIsTheBodyOfReadmeAPI holds the
@@ -41,7 +43,7 @@ func readmeAPI(ctx context.Context, c client.WithWatch, discovery observe.Versio
 		if err != nil && !errors.Is(err, plan.ErrBlocked) {
 			return err
 		}
-		return plan.RenderMarkdown(os.Stdout, q) // the runbook: summary, findings, steps
+		return runbook.Render(os.Stdout, q) // the runbook: summary, findings, steps
 	}
 	p, err := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{
 		Target:  v,                                       // chained through 1.30.x when needed
@@ -50,7 +52,7 @@ func readmeAPI(ctx context.Context, c client.WithWatch, discovery observe.Versio
 		Today:   today,
 	})
 	if errors.Is(err, plan.ErrBlocked) {
-		plan.RenderMarkdown(os.Stdout, p) // its findings and blocked steps say why
+		runbook.Render(os.Stdout, p) // its findings and blocked steps say why
 	}
 	if err != nil {
 		return err

@@ -13,6 +13,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/migrate"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 func ref(kind, ns, name string) mesh.ObjectRef {
@@ -81,7 +83,7 @@ func TestMigrateNamespaceGolden(t *testing.T) {
 			}
 			golden(t, filepath.Join("testdata", "migrate", tc.name+".plan.yaml"), y)
 			var md bytes.Buffer
-			if err := plan.RenderMarkdown(&md, p); err != nil {
+			if err := runbook.Render(&md, p); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, filepath.Join("testdata", "migrate", tc.name+".plan.md"), md.Bytes())

@@ -13,6 +13,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/migrate"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 func stepIDs(p *plan.Plan, ns string) []string {
@@ -208,7 +210,7 @@ func TestTheDenyWindowIsShortAndNeedsAPerson(t *testing.T) {
 		t.Fatalf("steps %v: want deny-window, backup, restart, then the deny-all policy's deletion", ids)
 	}
 	var md strings.Builder
-	if err := plan.RenderMarkdown(&md, p); err != nil {
+	if err := runbook.Render(&md, p); err != nil {
 		t.Fatal(err)
 	}
 	needs := md.String()[strings.Index(md.String(), "### What needs a person"):]

@@ -8,6 +8,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/ambient/steps"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // Render writes the verdict as Markdown: one row per component, nodes grouped by pool with
@@ -61,7 +63,7 @@ func Render(w io.Writer, c *Report) error {
 		fmt.Fprintf(&b, "- %s (%s): %s, cni %s, ztunnel %s, %d ambient workload(s): %s\n", n.Node, steps.OrDefault(n.Pool, "-"), n.Status, n.CNI, n.Ztunnel, n.AmbientWorkloads, codeList(n.Codes))
 	}
 	b.WriteString("\n")
-	plan.RenderFindings(&b, c.Findings)
+	runbook.RenderFindings(&b, c.Findings)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 func TestCheckArgumentsRoundTripThroughParams(t *testing.T) {
@@ -54,7 +56,7 @@ func TestBadCheckArgumentsAreRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := samplePlan()
+			p := plantest.SamplePlan()
 			p.Steps[0].Postconditions = []plan.Check{tc.check}
 			b, err := plan.EncodeYAML(p)
 			if err != nil {

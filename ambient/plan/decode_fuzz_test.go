@@ -4,12 +4,14 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 // FuzzDecode feeds arbitrary bytes to plan.Decode, starting from an encoded plan: it never panics,
 // and a plan it accepts encodes and decodes to the same YAML.
 func FuzzDecode(f *testing.F) {
-	good, err := plan.EncodeYAML(samplePlan())
+	good, err := plan.EncodeYAML(plantest.SamplePlan())
 	if err != nil {
 		f.Fatal(err)
 	}

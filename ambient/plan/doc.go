@@ -9,11 +9,8 @@
 // for a node whose step differs); Decode expands them back, so a plan of a 1,000-node mesh stays
 // well under a megabyte. JSON lists every step.
 //
-// A plan renders as a Markdown runbook (RenderMarkdown): a summary a reviewer reads in a minute
-// (what changes, the findings, the phases and how long they take, what needs a person), then the
-// steps with the helm and kubectl commands a person would type, the steps of node waves once as a
-// template with a table of the waves' nodes. RenderMarkdownWith with MarkdownOptions{Full: true}
-// renders every step on its own.
+// A plan renders as a Markdown runbook by package ambient/plan/runbook, with the time it takes by
+// package ambient/plan/estimate.
 //
 // The permissions a plan's run needs, and the RBAC that grants them, are derived by package
 // ambient/plan/rbac.

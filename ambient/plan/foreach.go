@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/nodename"
 )
 
 // forEachNode is how EncodeYAML writes a run of nodes that go through the same steps: the steps once,
@@ -40,16 +42,16 @@ func foldSteps(seq *yaml.Node, steps []Step) error {
 	if seq == nil || len(seq.Content) != len(steps) {
 		return nil
 	}
-	var runs [][]block
-	for _, b := range blocks(steps) {
+	var runs [][]NodeBlock
+	for _, b := range NodeBlocks(steps) {
 		if n := len(runs); n > 0 {
 			last := runs[n-1][len(runs[n-1])-1]
-			if last.shape == b.shape && last.end == b.start {
+			if last.Shape == b.Shape && last.End == b.Start {
 				runs[n-1] = append(runs[n-1], b)
 				continue
 			}
 		}
-		runs = append(runs, []block{b})
+		runs = append(runs, []NodeBlock{b})
 	}
 	folded := map[int]*yaml.Node{} // first step index of a run → its entry
 	skip := map[int]bool{}
@@ -64,8 +66,8 @@ func foldSteps(seq *yaml.Node, steps []Step) error {
 		if !ok {
 			continue
 		}
-		folded[run[0].start] = entry
-		for i := run[0].start; i < run[len(run)-1].end; i++ {
+		folded[run[0].Start] = entry
+		for i := run[0].Start; i < run[len(run)-1].End; i++ {
 			skip[i] = true
 		}
 	}
@@ -83,20 +85,20 @@ func foldSteps(seq *yaml.Node, steps []Step) error {
 }
 
 // foldRun builds the forEachNode entry of a run; ok is false when the run cannot be folded exactly.
-func foldRun(seq *yaml.Node, steps []Step, run []block) (*yaml.Node, bool, error) {
-	size := run[0].end - run[0].start
+func foldRun(seq *yaml.Node, steps []Step, run []NodeBlock) (*yaml.Node, bool, error) {
+	size := run[0].End - run[0].Start
 	// generic[b][k] is step k of block b with its node replaced by the placeholder.
 	generic := make([][]any, len(run))
 	for bi, b := range run {
 		for k := 0; k < size; k++ {
-			v, err := canonical(steps[b.start+k])
+			v, err := canonical(steps[b.Start+k])
 			if err != nil {
 				return nil, false, err
 			}
-			if strings.Contains(mustJSON(v), nodePlaceholder) || strings.Contains(b.node, nodePlaceholder) {
+			if strings.Contains(mustJSON(v), nodename.Node) || strings.Contains(b.Node, nodename.Node) {
 				return nil, false, nil
 			}
-			generic[bi] = append(generic[bi], replaceInJSON(v, b.node, nodePlaceholder))
+			generic[bi] = append(generic[bi], nodename.ReplaceInJSON(v, b.Node, nodename.Node))
 		}
 	}
 	var templates []*yaml.Node
@@ -111,11 +113,11 @@ func foldRun(seq *yaml.Node, steps []Step, run []block) (*yaml.Node, bool, error
 			}
 		}
 		tmplValues = append(tmplValues, generic[best][k])
-		templates = append(templates, replaceInYAML(seq.Content[run[best].start+k], run[best].node, nodePlaceholder))
+		templates = append(templates, replaceInYAML(seq.Content[run[best].Start+k], run[best].Node, nodename.Node))
 	}
 	fe := forEachNode{Patch: map[string]json.RawMessage{}}
 	for bi, b := range run {
-		fe.Nodes = append(fe.Nodes, b.node)
+		fe.Nodes = append(fe.Nodes, b.Node)
 		for k := 0; k < size; k++ {
 			if reflect.DeepEqual(generic[bi][k], tmplValues[k]) {
 				continue
@@ -124,7 +126,7 @@ func foldRun(seq *yaml.Node, steps []Step, run []block) (*yaml.Node, bool, error
 			if !ok {
 				return nil, false, nil
 			}
-			fe.Patch[steps[b.start+k].ID] = json.RawMessage(mustJSON(patch))
+			fe.Patch[steps[b.Start+k].ID] = json.RawMessage(mustJSON(patch))
 		}
 	}
 	for _, t := range tmplValues {
@@ -136,7 +138,7 @@ func foldRun(seq *yaml.Node, steps []Step, run []block) (*yaml.Node, bool, error
 		return nil, false, nil
 	}
 	for i, raw := range got {
-		want, err := canonical(steps[run[0].start+i])
+		want, err := canonical(steps[run[0].Start+i])
 		if err != nil {
 			return nil, false, err
 		}
@@ -176,18 +178,18 @@ func (fe forEachNode) expand() ([]json.RawMessage, error) {
 		}
 		m, ok := templates[i].(map[string]any)
 		id, _ := m["id"].(string)
-		if !ok || !strings.Contains(id, nodePlaceholder) {
-			return nil, fmt.Errorf("%s step %d: its id must hold %s", forEachKey, i, nodePlaceholder)
+		if !ok || !strings.Contains(id, nodename.Node) {
+			return nil, fmt.Errorf("%s step %d: its id must hold %s", forEachKey, i, nodename.Node)
 		}
 	}
 	used := map[string]bool{}
 	var out []json.RawMessage
 	for _, node := range fe.Nodes {
-		if node == "" || strings.Contains(node, nodePlaceholder) {
+		if node == "" || strings.Contains(node, nodename.Node) {
 			return nil, fmt.Errorf("%s: node name %q", forEachKey, node)
 		}
 		for _, t := range templates {
-			id := strings.ReplaceAll(t.(map[string]any)["id"].(string), nodePlaceholder, node)
+			id := strings.ReplaceAll(t.(map[string]any)["id"].(string), nodename.Node, node)
 			v := t
 			if raw, ok := fe.Patch[id]; ok {
 				var patch any
@@ -197,7 +199,7 @@ func (fe forEachNode) expand() ([]json.RawMessage, error) {
 				v = mergePatch(t, patch)
 				used[id] = true
 			}
-			out = append(out, json.RawMessage(mustJSON(replaceAllInJSON(v, nodePlaceholder, node))))
+			out = append(out, json.RawMessage(mustJSON(replaceAllInJSON(v, nodename.Node, node))))
 		}
 	}
 	for id := range fe.Patch {
@@ -282,14 +284,14 @@ func mustJSON(v any) string {
 
 // replaceAllInJSON replaces every occurrence of old in the strings and keys of a decoded JSON value.
 func replaceAllInJSON(v any, old, with string) any {
-	return mapStrings(v, func(s string) string { return strings.ReplaceAll(s, old, with) })
+	return nodename.MapStrings(v, func(s string) string { return strings.ReplaceAll(s, old, with) })
 }
 
 // replaceInYAML returns a copy of a YAML tree with name replaced where it stands alone in a scalar.
 func replaceInYAML(n *yaml.Node, name, with string) *yaml.Node {
 	c := *n
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
-		c = *yamlString(replaceName(n.Value, name, with))
+		c = *yamlString(nodename.Replace(n.Value, name, with))
 	}
 	c.Content = nil
 	for _, e := range n.Content {

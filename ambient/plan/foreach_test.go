@@ -2,56 +2,14 @@ package plan_test
 
 import (
 	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
-
-// nodeWaves is a plan that cordons, drains and uncordons nodes one after another, with a health
-// gate after each batch, as the node-by-node planners do; edit changes the steps of one node.
-func nodeWaves(nodes []string, batch int, edit func(node string, steps []plan.Step)) *plan.Plan {
-	p := plan.New(plan.Metadata{Name: "waves", Operation: "upgrade", Fingerprint: "sha256:abc"})
-	p.Steps = []plan.Step{{ID: "start", Description: "start", Risk: plan.RiskNone,
-		Verify: &plan.Verification{Checks: []plan.Check{plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{}, "all clear")}}}}
-	before := []string{"start"}
-	for i := 0; i < len(nodes); i += batch {
-		var done []string
-		for _, n := range nodes[i:min(i+batch, len(nodes))] {
-			id := "z/node/" + n + "/"
-			ref := mesh.ObjectRef{Kind: "Node", Name: n}
-			steps := []plan.Step{
-				{ID: id + "cordon", Description: "cordon " + n, DependsOn: before, Risk: plan.RiskLow, Cordon: &plan.NodeRef{Node: n},
-					Rollback: &plan.Step{ID: id + "cordon/undo", Description: "uncordon " + n, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n}}},
-				{ID: id + "drain", Description: "drain " + n + ".", DependsOn: []string{id + "cordon"}, Risk: plan.RiskHigh,
-					Drain:          &plan.NodeDrain{Node: n, TimeoutSeconds: 600, IgnoreDaemonSets: true},
-					Postconditions: []plan.Check{plan.NewCheck(ref, plan.NodeDrainedArgs{}, "only DaemonSet pods are left on "+n)}},
-				{ID: id + "uncordon", Description: "uncordon " + n, DependsOn: []string{id + "drain"}, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n}},
-			}
-			if edit != nil {
-				edit(n, steps)
-			}
-			p.Steps = append(p.Steps, steps...)
-			done = append(done, id+"uncordon")
-		}
-		gate := fmt.Sprintf("z/batch/%d/health", i/batch+1)
-		p.Steps = append(p.Steps, plan.Step{ID: gate, Description: "health gate", DependsOn: done, Risk: plan.RiskNone,
-			HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "batch", SettleSeconds: 30}})
-		before = []string{gate}
-	}
-	return p
-}
-
-func names(prefix string, n int) []string {
-	var out []string
-	for i := 0; i < n; i++ {
-		out = append(out, fmt.Sprintf("%s-%d", prefix, i))
-	}
-	return out
-}
 
 func roundTrip(t *testing.T, p *plan.Plan) []byte {
 	t.Helper()
@@ -82,23 +40,23 @@ func TestYAMLWritesTheStepsManyNodesShareOnce(t *testing.T) {
 		flat    []string
 	}{
 		{name: "nodes that go through the same steps are written once per batch, a lone node as it is",
-			plan: nodeWaves(names("pool-a", 7), 3, nil), entries: 2, flat: []string{"z/node/pool-a-6/drain"}},
+			plan: plantest.NodeWaves(plantest.Names("pool-a", 7), 3, nil), entries: 2, flat: []string{"z/node/pool-a-6/drain"}},
 		{name: "a node whose drain differs gets a patch of that step only",
-			plan: nodeWaves(names("pool-a", 4), 4, func(n string, s []plan.Step) {
+			plan: plantest.NodeWaves(plantest.Names("pool-a", 4), 4, func(n string, s []plan.Step) {
 				if n == "pool-a-2" {
 					s[1].Drain.MayHold = []string{"StatefulSet shop/db: its pod restarts elsewhere"}
 					s[1].Notes = []string{"a budget holds " + n}
 				}
 			}), entries: 1, patched: []string{"z/node/pool-a-2/drain"}},
 		{name: "a node name inside a longer name is left alone",
-			plan: nodeWaves([]string{"n-1", "n-10", "n-11"}, 3, func(n string, s []plan.Step) {
+			plan: plantest.NodeWaves([]string{"n-1", "n-10", "n-11"}, 3, func(n string, s []plan.Step) {
 				s[0].Notes = []string{"the pool of " + n + " is n-1x"}
 			}), entries: 1},
 		{name: "steps that already say {node} are written as they are",
-			plan: nodeWaves(names("b", 3), 3, func(n string, s []plan.Step) { s[0].Reason = "literally {node}" }),
+			plan: plantest.NodeWaves(plantest.Names("b", 3), 3, func(n string, s []plan.Step) { s[0].Reason = "literally {node}" }),
 			flat: []string{"z/node/b-0/cordon", "z/node/b-1/cordon"}},
 		{name: "a difference a merge patch cannot say (a null to keep) leaves the run as it is",
-			plan: nodeWaves(names("c", 2), 2, func(n string, s []plan.Step) {
+			plan: plantest.NodeWaves(plantest.Names("c", 2), 2, func(n string, s []plan.Step) {
 				v := any("x")
 				if n == "c-1" {
 					v = nil
@@ -130,7 +88,7 @@ func TestYAMLWritesTheStepsManyNodesShareOnce(t *testing.T) {
 }
 
 func TestDecodeRefusesForEachNodeEntriesThatDoNotMakeTheirSteps(t *testing.T) {
-	good, err := plan.EncodeYAML(nodeWaves(names("pool-a", 3), 3, func(n string, s []plan.Step) {
+	good, err := plan.EncodeYAML(plantest.NodeWaves(plantest.Names("pool-a", 3), 3, func(n string, s []plan.Step) {
 		if n == "pool-a-1" {
 			s[0].Notes = []string{"patched"}
 		}

@@ -32,10 +32,7 @@ var annotateKind = kindSpec{
 		a := s.Annotate
 		return []string{metadataCommand("annotate", a.Object, a.Objects, a.Set, a.Remove)}
 	},
-	failure: func(s *Step) string {
-		return "some of the objects may carry the change and some not: run the step again (it overwrites)"
-	},
-	node:    func(s *Step) string { return nodeObject(s.Annotate.Object) },
-	summary: noSummary,
-	timing:  noTiming,
+	node:        func(s *Step) string { return nodeObject(s.Annotate.Object) },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

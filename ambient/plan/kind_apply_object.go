@@ -48,11 +48,8 @@ var applyObjectKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		validateObject(s.ApplyObject.Object, where, bad)
 	},
-	commands: func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
-	failure: func(s *Step) string {
-		return "the object is as before or already changed (server-side apply changes it at once): run the step again, it applies the same fields"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
+	commands:    func(s *Step) []string { return []string{applyCommand(s.ApplyObject.Object)} },
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

@@ -14,16 +14,10 @@ var approvalKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		mustNotBeEmpty(where, "approval.message", s.Approval.Message, bad)
 	},
-	commands: func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
-	failure: func(s *Step) string {
-		return "nothing after it runs until it is approved; to stop the run here, do not approve"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing: func(t *timing, _ *Step) {
-		t.approvals++
-		t.count("approval")
-	},
-	readOnly:  true,
-	keepsMesh: true,
+	commands:    func(s *Step) []string { return []string{"# pause: " + s.Approval.Message} },
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
+	readOnly:    true,
+	keepsMesh:   true,
 }

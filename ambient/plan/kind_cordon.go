@@ -16,12 +16,11 @@ func validateNodeRef(n *NodeRef, where string, bad func(string, ...any)) {
 const KindCordon Kind = "Cordon"
 
 var cordonKind = kindSpec{
-	kind:     KindCordon,
-	payload:  payloadOf(func(s *Step) *NodeRef { return s.Cordon }),
-	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
-	commands: func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
-	failure:  func(s *Step) string { return "the node stays schedulable and nothing else changed: run the step again" },
-	node:     func(s *Step) string { return s.Cordon.Node },
-	summary:  noSummary,
-	timing:   noTiming,
+	kind:        KindCordon,
+	payload:     payloadOf(func(s *Step) *NodeRef { return s.Cordon }),
+	validate:    func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Cordon, where, bad) },
+	commands:    func(s *Step) []string { return []string{"kubectl cordon " + s.Cordon.Node} },
+	node:        func(s *Step) string { return s.Cordon.Node },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

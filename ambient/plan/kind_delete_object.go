@@ -30,13 +30,7 @@ var deleteObjectKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("kubectl delete %s", kubectlTarget(s.DeleteObject.Object))}
 	},
-	failure: func(s *Step) string {
-		if s.DeleteObject.BackupStep != "" {
-			return "the object may still exist: run the step again; the backup written by " + s.DeleteObject.BackupStep + " holds it"
-		}
-		return "the object may still exist: run the step again"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

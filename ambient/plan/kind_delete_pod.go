@@ -29,10 +29,7 @@ var deletePodKind = kindSpec{
 		}
 		return []string{c}
 	},
-	failure: func(s *Step) string {
-		return "some pods may be deleted and some not; their controller (the DaemonSet) recreates the deleted ones: run the step again"
-	},
-	node:    func(s *Step) string { return s.DeletePod.Node },
-	summary: noSummary,
-	timing:  noTiming,
+	node:        func(s *Step) string { return s.DeletePod.Node },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

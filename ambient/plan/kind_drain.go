@@ -105,11 +105,7 @@ var drainKind = kindSpec{
 		}
 		return append(out, c)
 	},
-	failure: func(s *Step) string {
-		return fmt.Sprintf("%s stays cordoned, with the pods not yet evicted still on it (the eviction names the PodDisruptionBudget that refused one): "+
-			"fix that (scale the workload up, relax the budget) and drain again, or give the node back with `kubectl uncordon %s`", s.Drain.Node, s.Drain.Node)
-	},
-	node:    func(s *Step) string { return s.Drain.Node },
-	summary: noSummary,
-	timing:  func(t *timing, s *Step) { t.bound("drain", s.Drain.TimeoutSeconds) },
+	node:        func(s *Step) string { return s.Drain.Node },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

@@ -28,15 +28,9 @@ var healthGateKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("# health gate %q on %s: check error rate, TCP resets and latency before going on", s.HealthGate.Probe, s.HealthGate.Scope)}
 	},
-	failure: func(s *Step) string {
-		return "the mesh is unhealthy after the steps before it: undo the last change (its undo), or fix the cause and ask again before going on"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing: func(t *timing, s *Step) {
-		t.settle += s.HealthGate.SettleSeconds
-		t.count(fmt.Sprintf("health gate %s", seconds(s.HealthGate.SettleSeconds)))
-	},
-	readOnly:  true,
-	keepsMesh: true,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -74,15 +74,6 @@ type MovedValue struct {
 	To   string `json:"to"`
 }
 
-// movedSummary is how a summary row says what was moved: "tag 1.30.3 → 1.31.4".
-func movedSummary(h *HelmRelease) string {
-	var parts []string
-	for _, m := range h.Moved {
-		parts = append(parts, fmt.Sprintf("%s %s → %s", m.Key, m.From, m.To))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func validateHelmRelease(h *HelmRelease, where string, bad func(string, ...any)) {
 	if h.Release == "" || h.Namespace == "" {
 		bad("%s: helm release and namespace must be set", where)

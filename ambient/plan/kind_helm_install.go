@@ -1,7 +1,5 @@
 package plan
 
-import "fmt"
-
 // KindHelmInstall is the kind of steps whose action is Step.HelmInstall.
 const KindHelmInstall Kind = "HelmInstall"
 
@@ -11,19 +9,8 @@ var helmInstallKind = kindSpec{
 	validate: func(s *Step, where string, bad func(string, ...any)) {
 		validateHelmRelease(s.HelmInstall, where, bad)
 	},
-	commands: func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
-	failure: func(s *Step) string {
-		h := s.HelmInstall
-		return fmt.Sprintf("Helm may leave release %s failed (`helm status %s -n %s`): undo it, fix the cause and run the step again", h.Release, h.Release, h.Namespace)
-	},
-	node: noNode,
-	summary: func(s *Step) (summaryRow, bool) {
-		h := s.HelmInstall
-		how := "install"
-		if m := movedSummary(h); m != "" {
-			how += " (" + m + ")"
-		}
-		return helmRow(h.Namespace, h.Release, h.Chart.Name, "–", h.Chart.Version, how), true
-	},
-	timing: helmTiming,
+	commands:    func(s *Step) []string { return []string{helmCommand("install", s.HelmInstall)} },
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

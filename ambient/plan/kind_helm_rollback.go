@@ -30,14 +30,7 @@ var helmRollbackKind = kindSpec{
 		// No --wait, as helmCommand prints none (its doc says why): readiness is the checks'.
 		return []string{fmt.Sprintf("helm rollback %s %d -n %s", r.Release, r.Revision, r.Namespace)}
 	},
-	failure: func(s *Step) string {
-		r := s.HelmRollback
-		return fmt.Sprintf("release %s stays at the revision it was at (`helm history %s -n %s`): fix the cause and run it again", r.Release, r.Release, r.Namespace)
-	},
-	node: noNode,
-	summary: func(s *Step) (summaryRow, bool) {
-		r := s.HelmRollback
-		return helmRow(r.Namespace, r.Release, "", "?", fmt.Sprintf("Helm revision %d", r.Revision), "roll back"), true
-	},
-	timing: helmTiming,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

@@ -49,18 +49,21 @@ var helmUninstallKind = kindSpec{
 	commands: func(s *Step) []string {
 		return []string{fmt.Sprintf("helm uninstall %s -n %s", s.HelmUninstall.Release, s.HelmUninstall.Namespace)}
 	},
-	failure: func(s *Step) string {
-		u := s.HelmUninstall
-		return fmt.Sprintf("release %s may be partly removed (`helm status %s -n %s`): run the step again", u.Release, u.Release, u.Namespace)
-	},
-	node: noNode,
-	summary: func(s *Step) (summaryRow, bool) {
-		h := s.HelmUninstall
-		how := "uninstall"
-		if h.BackupStep != "" {
-			how = "back up, uninstall"
-		}
-		return helmRow(h.Namespace, h.Release, "", orUnknown(h.FromVersion), "removed", how), true
-	},
-	timing: helmTiming,
+	node:        noNode,
+	undoByHand:  helmUninstallUndo,
+	checkByHand: noCheckByHand,
+}
+
+// helmUninstallUndo is the undo by hand of an uninstall whose backup step saved the release: its
+// install again, when the plan names a chart to install from.
+func helmUninstallUndo(s *Step) string {
+	u := s.HelmUninstall
+	if u.BackupStep == "" {
+		return ""
+	}
+	if cmd := u.undoByHand(); cmd != "" {
+		return fmt.Sprintf("undo, by hand only (the executor does not reinstall): install the release again with the values the backup step `%s` saved (`%s`)", u.BackupStep, cmd)
+	}
+	return fmt.Sprintf("undo, by hand only (the executor does not reinstall), and no command can be given: the plan names no chart at %s to install from; install the %s chart at that version as release %s with the values the backup step `%s` saved in %s",
+		orUnknown(u.FromVersion), orUnknown(u.Chart), u.Release, u.BackupStep, helmValuesFile(u.Release))
 }

@@ -40,16 +40,10 @@ var moveTagKind = kindSpec{
 			validateObject(o, where, bad)
 		}
 	},
-	commands: func(s *Step) []string { return moveTagCommands(s.MoveTag) },
-	failure: func(s *Step) string {
-		return "the tag points at either revision (the check says which) and nothing was restarted: run the step again, or undo it"
-	},
-	node: noNode,
-	summary: func(s *Step) (summaryRow, bool) {
-		m := s.MoveTag
-		return summaryRow{key: "tag " + m.Tag, name: "tag " + m.Tag, current: orUnknown(m.From), target: m.To, how: "move"}, true
-	},
-	timing: noTiming,
+	commands:    func(s *Step) []string { return moveTagCommands(s.MoveTag) },
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }
 
 // moveTagCommands render the tag as the istiod chart's revision-tags templates do, from the

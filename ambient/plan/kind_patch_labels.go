@@ -31,10 +31,7 @@ var patchLabelsKind = kindSpec{
 		p := s.PatchLabels
 		return []string{metadataCommand("label", p.Object, p.Objects, p.Set, p.Remove)}
 	},
-	failure: func(s *Step) string {
-		return "some of the objects may carry the change and some not: run the step again (it overwrites)"
-	},
-	node:    func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
-	summary: noSummary,
-	timing:  noTiming,
+	node:        func(s *Step) string { return nodeObject(s.PatchLabels.Object) },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

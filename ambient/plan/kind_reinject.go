@@ -64,10 +64,7 @@ var reinjectKind = kindSpec{
 		out := []string{fmt.Sprintf("kubectl label --overwrite namespace %s %s", r.Namespace, strings.Join(args, " "))}
 		return append(out, restartCommands(r.Workloads, r.BatchSize)...)
 	},
-	failure: func(s *Step) string {
-		return "the labels may be set and some workloads restarted; a rollout that does not finish keeps its old pods serving (`kubectl rollout status` names it): fix it and run the step again"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

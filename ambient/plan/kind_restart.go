@@ -53,11 +53,8 @@ var restartKind = kindSpec{
 			bad("%s: restart.batchSize is negative", where)
 		}
 	},
-	commands: func(s *Step) []string { return restartCommands(s.Restart.Workloads, s.Restart.BatchSize) },
-	failure: func(s *Step) string {
-		return "some workloads may be restarted and some not; a rollout that does not finish keeps its old pods serving (`kubectl rollout status` names it): fix it and run the step again, or `kubectl rollout undo` it"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  func(t *timing, s *Step) { t.restarts += len(s.Restart.Workloads) },
+	commands:    func(s *Step) []string { return restartCommands(s.Restart.Workloads, s.Restart.BatchSize) },
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

@@ -53,10 +53,7 @@ var restoreKind = kindSpec{
 		}
 		return out
 	},
-	failure: func(s *Step) string {
-		return "some objects may be restored and some not: run the step again (it applies them again)"
-	},
-	node:    noNode,
-	summary: noSummary,
-	timing:  noTiming,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

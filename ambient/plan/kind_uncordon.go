@@ -4,12 +4,11 @@ package plan
 const KindUncordon Kind = "Uncordon"
 
 var uncordonKind = kindSpec{
-	kind:     KindUncordon,
-	payload:  payloadOf(func(s *Step) *NodeRef { return s.Uncordon }),
-	validate: func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Uncordon, where, bad) },
-	commands: func(s *Step) []string { return []string{"kubectl uncordon " + s.Uncordon.Node} },
-	failure:  func(s *Step) string { return "the node stays cordoned and nothing else changed: run the step again" },
-	node:     func(s *Step) string { return s.Uncordon.Node },
-	summary:  noSummary,
-	timing:   noTiming,
+	kind:        KindUncordon,
+	payload:     payloadOf(func(s *Step) *NodeRef { return s.Uncordon }),
+	validate:    func(s *Step, where string, bad func(string, ...any)) { validateNodeRef(s.Uncordon, where, bad) },
+	commands:    func(s *Step) []string { return []string{"kubectl uncordon " + s.Uncordon.Node} },
+	node:        func(s *Step) string { return s.Uncordon.Node },
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
 }

@@ -28,12 +28,9 @@ var verifyKind = kindSpec{
 		}
 		return out
 	},
-	failure: func(s *Step) string {
-		return "this step changes nothing: fix what the check names and check again before going on"
-	},
-	node:      noNode,
-	summary:   noSummary,
-	timing:    noTiming,
-	readOnly:  true,
-	keepsMesh: true,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
+	readOnly:    true,
+	keepsMesh:   true,
 }

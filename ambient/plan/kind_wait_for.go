@@ -30,12 +30,9 @@ var waitForKind = kindSpec{
 		}
 		return []string{c}
 	},
-	failure: func(s *Step) string {
-		return "this step changes nothing: what it waits for did not come in time; find out why with its command, fix it and wait again (the steps before it stay done)"
-	},
-	node:      noNode,
-	summary:   noSummary,
-	timing:    func(t *timing, s *Step) { t.bound("wait", s.WaitFor.TimeoutSeconds) },
-	readOnly:  true,
-	keepsMesh: true,
+	node:        noNode,
+	undoByHand:  noUndoByHand,
+	checkByHand: noCheckByHand,
+	readOnly:    true,
+	keepsMesh:   true,
 }

@@ -1,13 +1,13 @@
 package plan
 
 // kindSpec is what the plan package knows about one action kind: where its payload sits in a Step,
-// how it is validated, which commands a person would type to do it by hand, the node it works on,
-// what it adds to the runbook's summary, what it needs of the cluster and the Helm release it
-// touches. Every kind's spec is defined in its own file, kind_<action>.go, next to its payload type
-// and its Kind constant, and listed once in kindSpecs. Every part is set in every spec, to its
-// kind's value or to the shared value that says "none" (noNode, noSummary, noTiming, needsNothing,
-// noRelease), so that a spec cannot forget one: a test fails when a Step action field has no spec or
-// a spec misses a part.
+// how it is validated, which commands a person would type to do it by hand, and the node it works
+// on. Every kind's spec is defined in its own file, kind_<action>.go, next to its payload type and
+// its Kind constant, and listed once in kindSpecs. Every part is set in every spec, to its kind's
+// value or to the shared value that says "none" (noNode), so that a spec cannot forget one: a test
+// fails when a Step action field has no spec or a spec misses a part. What the runbook says of a
+// kind (package runbook), the time its steps take (package estimate) and the RBAC they need (package
+// rbac) are in those packages' kind tables, which tests hold to Kinds.
 type kindSpec struct {
 	kind Kind
 	// payload returns the step's payload of this kind, nil when the field is not set.
@@ -16,17 +16,14 @@ type kindSpec struct {
 	validate func(s *Step, where string, bad func(string, ...any))
 	// commands are the helm and kubectl commands that do the step by hand.
 	commands func(s *Step) []string
-	// failure says what a failed step of the kind leaves behind and what to do about it, for the
-	// runbook's "if it fails" line.
-	failure func(s *Step) string
 	// node names the node the step's action works on, "" when it works on none (noNode): Step.Node.
 	node func(s *Step) string
-	// summary is the step's part of the row of the component it changes in the runbook's "What
-	// changes" table; ok is false when it changes none there (noSummary).
-	summary func(s *Step) (row summaryRow, ok bool)
-	// timing adds what the step waits for, or takes as long as it takes, to the runbook's Phases
-	// table (noTiming).
-	timing func(t *timing, s *Step)
+	// undoByHand is how a person undoes a step of the kind that has no rollback step, as the
+	// runbook's "undo" line ("" when the kind has none: noUndoByHand): UndoByHand.
+	undoByHand func(s *Step) string
+	// checkByHand is the weaker check a person can type for a check of the step that only the
+	// executor does, with what it checks (noCheckByHand): CheckByHand.
+	checkByHand func(s *Step, c Check) (what, cmd string)
 	// readOnly kinds only look at the cluster (waits, checks, approvals, health gates).
 	readOnly bool
 	// keepsMesh kinds change nothing in the mesh itself (read-only kinds and Backup, which writes only
@@ -34,16 +31,14 @@ type kindSpec struct {
 	keepsMesh bool
 }
 
-// The parts of kind specs that say "none".
-
 // noNode is the node of kinds whose action works on no node.
 func noNode(*Step) string { return "" }
 
-// noSummary is the summary of kinds that change no component of the "What changes" table.
-func noSummary(*Step) (summaryRow, bool) { return summaryRow{}, false }
+// noUndoByHand is the undoByHand of kinds that have no undo by hand beside their rollback step.
+func noUndoByHand(*Step) string { return "" }
 
-// noTiming is the timing of kinds that neither wait nor take a time the Phases table names.
-func noTiming(*timing, *Step) {}
+// noCheckByHand is the checkByHand of kinds whose checks have no weaker form by hand.
+func noCheckByHand(*Step, Check) (what, cmd string) { return "", "" }
 
 // kindSpecs is the table of action kinds, in Step field order.
 var kindSpecs = []kindSpec{
@@ -102,6 +97,27 @@ func Commands(s *Step) []string {
 		return nil
 	}
 	return spec.commands(s)
+}
+
+// UndoByHand says how a person undoes the step when it has no rollback step but its kind knows how
+// (an uninstall whose backup holds the release's values), "" otherwise.
+func UndoByHand(s *Step) string {
+	spec, ok := specOf(s.Kind())
+	if !ok {
+		return ""
+	}
+	return spec.undoByHand(s)
+}
+
+// CheckByHand returns, for a check of the step that has no command of its own (CheckCommand is
+// empty), the weaker check a person can type instead and what it checks ("only that every file the
+// step wrote is there and not empty"); empty when there is none.
+func CheckByHand(s *Step, c Check) (what, cmd string) {
+	spec, ok := specOf(s.Kind())
+	if !ok {
+		return "", ""
+	}
+	return spec.checkByHand(s, c)
 }
 
 func validateAction(s *Step, where string, bad func(string, ...any)) {

@@ -62,7 +62,6 @@ func missingParts(k *kindSpec) []string {
 	var out []string
 	for name, set := range map[string]bool{
 		"payload": k.payload != nil, "validate": k.validate != nil, "commands": k.commands != nil, "node": k.node != nil,
-		"summary": k.summary != nil, "timing": k.timing != nil,
 	} {
 		if !set {
 			out = append(out, name)
@@ -84,8 +83,6 @@ func callParts(t *testing.T, k *kindSpec, s *Step) {
 	k.validate(s, "step", func(string, ...any) {})
 	k.commands(s)
 	k.node(s)
-	k.summary(s)
-	k.timing(&timing{}, s)
 }
 
 func TestEveryCheckTypeHasTypedArguments(t *testing.T) {

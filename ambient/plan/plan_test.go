@@ -9,33 +9,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
-func samplePlan() *plan.Plan {
-	p := plan.New(plan.Metadata{Name: "sample", Operation: "upgrade", Fingerprint: "sha256:abc",
-		From: mesh.MustParseVersion("1.30.3"), To: mesh.MustParseVersion("1.31.4")})
-	p.Findings = []plan.Finding{{Code: plan.CodeTrustedAccountWithoutZtunnel, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: "istio-system", Name: "istiod"}, Message: "m"}}
-	p.Steps = []plan.Step{
-		{ID: "base/upgrade", Description: "upgrade CRDs", Risk: plan.RiskLow,
-			HelmUpgrade: &plan.HelmRelease{Release: "istio-base", Namespace: "istio-system",
-				Chart:  plan.ChartRef{Name: "base", Repository: "https://istio-release.storage.googleapis.com/charts", Version: "1.31.4"},
-				Values: plan.MustNormalizeValues(map[string]any{"defaultRevision": "1-30-3", "n": 2})},
-			Postconditions: []plan.Check{{Type: plan.CheckHelmReleaseVersion, Object: mesh.ObjectRef{Kind: "HelmRelease", Namespace: "istio-system", Name: "istio-base"}, Description: "base at 1.31.4"}}},
-		{ID: "backup/istiod", Description: "back up", Risk: plan.RiskNone, DependsOn: []string{"base/upgrade"},
-			Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: "istiod-1-30-3", Object: mesh.ObjectRef{Kind: "HelmRelease", Namespace: "istio-system", Name: "istiod-1-30-3"}}}}},
-		{ID: "istiod/remove", Description: "remove old", Risk: plan.RiskMedium, DependsOn: []string{"backup/istiod"},
-			HelmUninstall: &plan.HelmUninstall{Release: "istiod-1-30-3", Namespace: "istio-system", BackupStep: "backup/istiod"}},
-		{ID: "ztunnel/node/a/drain", Description: "drain a", Risk: plan.RiskHigh,
-			Drain:    &plan.NodeDrain{Node: "a", IgnoreDaemonSets: true, TimeoutSeconds: 600, MayHold: []string{"PodDisruptionBudget shop/cart"}},
-			Rollback: &plan.Step{ID: "ztunnel/node/a/drain/undo", Description: "uncordon a", Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: "a"}}},
-	}
-	return p
-}
-
 func TestPlanRoundTripsThroughYAMLAndJSON(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +39,7 @@ func TestPlanRoundTripsThroughYAMLAndJSON(t *testing.T) {
 }
 
 func TestDecodeRejectsPlansEditedIntoInvalidStates(t *testing.T) {
-	good, _ := plan.EncodeYAML(samplePlan())
+	good, _ := plan.EncodeYAML(plantest.SamplePlan())
 	tests := []struct {
 		name, from, to, says string
 	}{
@@ -90,22 +72,12 @@ func refusesEdit(t *testing.T, good []byte, from, to, says string) {
 	}
 }
 
-// containsAll checks that text holds every one of want.
-func containsAll(t *testing.T, text string, want ...string) {
-	t.Helper()
-	for _, w := range want {
-		if !strings.Contains(text, w) {
-			t.Errorf("markdown lacks %q:\n%s", w, text)
-		}
-	}
-}
-
 func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 	var b strings.Builder
-	if err := plan.RenderMarkdown(&b, samplePlan()); err != nil {
+	if err := runbook.Render(&b, plantest.SamplePlan()); err != nil {
 		t.Fatal(err)
 	}
-	containsAll(t, b.String(),
+	plantest.ContainsAll(t, b.String(),
 		"helm upgrade istio-base base --repo https://istio-release.storage.googleapis.com/charts --version 1.31.4 -n istio-system --set defaultRevision=1-30-3 --set n=2",
 		"helm get metadata istio-base -n istio-system | awk",
 		"helm get all istiod-1-30-3 -n istio-system > backup/helm-istiod-1-30-3.yaml",
@@ -121,7 +93,7 @@ func TestMarkdownShowsCommandsVerificationAndUndo(t *testing.T) {
 func TestYAMLKeepsStringsThatLookLikeOtherTypes(t *testing.T) {
 	tricky := []string{"yes", "No", "on", "OFF", "y", "1:30", "010", "0x1F", "1_000", "1.30", "1e3", ".inf", "null", "~", "true", "",
 		" padded ", "a: b", "- x", "#x", "[x]", "{x}", "x, y", "line one\nline two\n", "trailing\n", "'q'", "\"dq\"", "@x", "`x`", "%x", "!x", "&x", "*x", "<<"}
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	values := map[string]any{}
 	for i, s := range tricky {
 		values[s+"-key"] = s
@@ -167,4 +139,13 @@ func TestAWaveIsRefusedWhenItsUnitsWaitForEachOtherOrItsStepsAreApart(t *testing
 			}
 		})
 	}
+}
+
+func render(t *testing.T, p *plan.Plan, opts runbook.Options) string {
+	t.Helper()
+	var b strings.Builder
+	if err := runbook.RenderWith(&b, p, opts); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

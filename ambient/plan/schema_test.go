@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 // TestTheJSONSchemaIsTheGoTypes regenerates the JSON Schema from the Go types the document is
@@ -39,7 +40,7 @@ func TestTheJSONSchemaIsTheGoTypes(t *testing.T) {
 // which catches the severities the planners compute.
 func TestEveryGoldenPlanValidatesAgainstTheJSONSchema(t *testing.T) {
 	sch := CompileSchema(t)
-	files := goldenPlanFiles(t)
+	files := plantest.GoldenPlanFiles(t)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -237,30 +238,4 @@ func (g *schemaGen) fields(t reflect.Type, props map[string]any, required *[]str
 			*required = append(*required, name)
 		}
 	}
-}
-
-// goldenPlanFiles returns every golden plan (*.plan.yaml under a testdata folder) of the repository,
-// the v1alpha1 fixtures of old documents apart.
-func goldenPlanFiles(t *testing.T) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "v1alpha1" && strings.Contains(p, "ambient/plan")) {
-			return filepath.SkipDir
-		}
-		if strings.HasSuffix(p, ".plan.yaml") && strings.Contains(p, "testdata") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 12 {
-		t.Fatalf("found %d golden plans, want the repository's (12 or more)", len(files))
-	}
-	return files
 }

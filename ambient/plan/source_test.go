@@ -6,6 +6,10 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 func TestTheRunbookOpensWithWhereTheMeshWasRead(t *testing.T) {
@@ -19,9 +23,9 @@ func TestTheRunbookOpensWithWhereTheMeshWasRead(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := samplePlan()
+			p := plantest.SamplePlan()
 			p.Metadata.Source = tc.source
-			md := render(t, p, plan.MarkdownOptions{})
+			md := render(t, p, runbook.Options{})
 			if !strings.Contains(md, tc.want) {
 				t.Errorf("runbook lacks %q:\n%.400s", tc.want, md)
 			}
@@ -48,10 +52,10 @@ func mustYAML(t *testing.T, p *plan.Plan) []byte {
 // TestTheHeaderSaysWhyAPlanIsNotRunnable: the status line names the codes and blocked steps that
 // stop the plan, so it never reads "not runnable" above findings that seem fine.
 func TestTheHeaderSaysWhyAPlanIsNotRunnable(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	p.Findings = []plan.Finding{{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "PodDisruptionBudget", Namespace: "shop", Name: "db"}, Message: "0 disruptions"}}
 	p.Steps[2].Blocked = "nothing runs 1-31-4 yet"
-	md := render(t, p, plan.MarkdownOptions{})
+	md := render(t, p, runbook.Options{})
 	want := "- status: **not runnable**: waivable findings of code `PDB_BLOCKS_DRAIN` stop it until waived or fixed; 1 step is blocked: `" + p.Steps[2].ID + "`"
 	if !strings.Contains(md, want) {
 		t.Errorf("runbook lacks %q:\n%.600s", want, md)
@@ -61,12 +65,12 @@ func TestTheHeaderSaysWhyAPlanIsNotRunnable(t *testing.T) {
 // TestAHealthGateNamesWhatItsProbeLooksAt: with the probe described, the gate says what it looks at
 // and prints the commands that show it by hand; without, it says that the plan does not know.
 func TestAHealthGateNamesWhatItsProbeLooksAt(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	p.Steps = append(p.Steps, plan.Step{ID: "cni/health", Description: "health gate", Risk: plan.RiskNone, HealthGate: &plan.HealthGate{Probe: "mesh-health", Scope: "istio-cni", SettleSeconds: 60}})
-	described := render(t, p, plan.MarkdownOptions{Probes: map[string]plan.ProbeDoc{"mesh-health": {What: "istiod ready replicas, threshold: all", Commands: []string{"kubectl get deployments -A -l app=istiod"}}}})
-	containsAll(t, described, `asks probe "mesh-health" whether the mesh is healthy after istio-cni: istiod ready replicas, threshold: all`, "kubectl get deployments -A -l app=istiod")
-	bare := render(t, p, plan.MarkdownOptions{})
-	containsAll(t, bare, "the probe is the caller's, and the plan does not say what it looks at")
+	described := render(t, p, runbook.Options{Probes: map[string]runbook.ProbeDoc{"mesh-health": {What: "istiod ready replicas, threshold: all", Commands: []string{"kubectl get deployments -A -l app=istiod"}}}})
+	plantest.ContainsAll(t, described, `asks probe "mesh-health" whether the mesh is healthy after istio-cni: istiod ready replicas, threshold: all`, "kubectl get deployments -A -l app=istiod")
+	bare := render(t, p, runbook.Options{})
+	plantest.ContainsAll(t, bare, "the probe is the caller's, and the plan does not say what it looks at")
 	if strings.Contains(bare, "check error rate") || strings.Contains(described, "check error rate") {
 		t.Error("a health gate still says only \"check error rate\"")
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 var update = flag.Bool("update", false, "rewrite the schema file")
@@ -72,7 +74,7 @@ func postconditionLists(p *plan.Plan) int {
 }
 
 func TestACurrentPlanRoundTripsByteForByte(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	y, err := plan.EncodeYAML(p)
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,8 @@ import (
 	"github.com/ambientkit/ambientkit/e2e/executorbench/limit"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
 )
 
 // evictedPod is a pod the run took off a node: seen first with a deletionTimestamp, then gone.
@@ -407,10 +409,10 @@ type Timing struct {
 	ZtunnelSwaps  int     `json:"ztunnelSwaps"`
 	ZtunnelMedian float64 `json:"ztunnelMedian"`
 	ZtunnelMax    float64 `json:"ztunnelMax"`
-	// Estimate is the runbook's Phases estimate of the same waves and batch gates (plan.EstimateTime
+	// Estimate is the runbook's Phases estimate of the same waves and batch gates (estimate.Time
 	// on what the plan's snapshot expected each drain to evict, with the bench's ztunnel readiness):
 	// the same model as the limit, fed the plan instead of what the cluster did.
-	Estimate plan.Span      `json:"estimate"`
+	Estimate estimate.Span  `json:"estimate"`
 	PerWave  []WaveTiming   `json:"perWave"`
 	Model    limit.Result   `json:"model"`
 	Input    limit.Input    `json:"input"`
@@ -616,9 +618,9 @@ func modelNode(n string, evicted []*evictedPod, budgets []budget, returns map[st
 
 // planEstimate is the runbook's estimate of the plan's waves and of the batch health gates that
 // close them: what limit_s measures, predicted from the plan alone.
-func planEstimate(p *plan.Plan, ztunnelReady time.Duration) plan.Span {
-	est := plan.EstimateTime(p, plan.EstimateOptions{ZtunnelReady: ztunnelReady})
-	var sp plan.Span
+func planEstimate(p *plan.Plan, ztunnelReady time.Duration) estimate.Span {
+	est := estimate.Time(p, estimate.Options{ZtunnelReady: ztunnelReady})
+	var sp estimate.Span
 	for _, w := range est.Waves {
 		sp.Least += w.Least
 		sp.Expected += w.Expected

@@ -2,6 +2,7 @@ package runbook
 
 import (
 	"strings"
+
 )
 
 // What a runbook line asks a person to type.
@@ -25,7 +26,7 @@ type Command struct {
 }
 
 // Extract returns, in order, every shell command and printed check of a Markdown runbook
-// (plan.RenderMarkdownWith): the shell blocks of each step, the "before:" and "verify:" items
+// (runbook.RenderWith): the shell blocks of each step, the "before:" and "verify:" items
 // that name a command. Undo commands (the block or backquotes after "undo:") and the blocks of the
 // runbook's preamble are not part of a run and are left out; so are a block's comment lines.
 func Extract(md string) []Command {

@@ -20,6 +20,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // commandTimeout bounds each command of a runbook run by hand, in case a printed bound does not
@@ -82,7 +84,7 @@ func runTwins(ctx context.Context, t *testing.T, c twins) (byHand, byExecutor *e
 func runByHand(ctx context.Context, t *testing.T, h *harness.Harness, p *plan.Plan, bin string, minCommands int) []string {
 	t.Helper()
 	var md bytes.Buffer
-	if err := plan.RenderMarkdownWith(&md, p, plan.MarkdownOptions{Full: true}); err != nil {
+	if err := runbook.RenderWith(&md, p, runbook.Options{Full: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(h.Cluster.RunDir(), "runbook.md"), md.Bytes(), 0o644); err != nil {

@@ -23,6 +23,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/migrate"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 const synopsis = `Moves one namespace from sidecars to ambient in the order of Istio's migration guide: its
@@ -110,7 +112,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func printReadiness(w io.Writer, c *cli.Command, ns string, r *migrate.Report) error {
 	var md strings.Builder
 	c.FlagRemedies(r.Findings)
-	plan.RenderFindings(&md, r.Findings)
+	runbook.RenderFindings(&md, r.Findings)
 	fmt.Fprintf(w, "# Readiness of namespace %s (ready: %v)\n\n%s", ns, r.Ready, md.String())
 	for _, pr := range r.Proposals {
 		fmt.Fprintf(w, "- proposal: %s replaces %s (--apply %s/%s, or --apply all)\n", pr.Ref(), pr.For, pr.For.Kind, pr.For.Name)

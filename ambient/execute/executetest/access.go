@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-
 	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
 )
 

@@ -3,7 +3,7 @@
 // cluster, from plain data (waves → nodes → evicted pods with their grace periods and budgets,
 // ztunnel start, health-gate settle). The executor bench divides its measured wall time by it.
 //
-// The model is the library's (plan.Limit, documented in ambient/plan/estimate.go), the one the
+// The model is the library's (estimate.Limit, documented in ambient/plan/estimate.go), the one the
 // runbook's Phases estimate uses: this package feeds it what the cluster did (the pods a watch saw
 // evicted, their grace periods, the budgets and their allowed disruptions) where the runbook feeds
 // it what the plan's snapshot expected. Per wave, summed over the waves:
@@ -21,27 +21,28 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
 )
 
 // The model's types are the library's.
 type (
 	// Pod is one evicted pod.
-	Pod = plan.LimitPod
+	Pod = estimate.LimitPod
 	// Node is one node of a wave and the pods its drain evicts.
-	Node = plan.LimitNode
+	Node = estimate.LimitNode
 	// Wave is the nodes of one batch and the settle time of the health gate that closes it.
-	Wave = plan.LimitWave
+	Wave = estimate.LimitWave
 	// Input is a plan's waves and the disruptions each budget allows when the plan starts.
-	Input = plan.LimitInput
+	Input = estimate.LimitInput
 	// WaveLimit is one wave's part of the limit.
-	WaveLimit = plan.WaveLimit
+	WaveLimit = estimate.WaveLimit
 	// Result is the limit of a plan.
-	Result = plan.LimitResult
+	Result = estimate.LimitResult
 )
 
 // Limit computes the physical limit of in with the library's model.
-func Limit(in Input) Result { return plan.Limit(in) }
+func Limit(in Input) Result { return estimate.Limit(in) }
 
 // Step is what WavesOf needs of a plan step.
 type Step struct {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
 )
 
 // Common holds the flags every example has besides the source: the gate's --waive and --today,
@@ -97,13 +99,13 @@ func (f *Common) Print(w io.Writer, p *plan.Plan, preamble func(io.Writer) error
 		}
 		fmt.Fprintln(w)
 	}
-	return plan.RenderMarkdownWith(w, p, f.Markdown())
+	return runbook.RenderWith(w, p, f.Markdown())
 }
 
 // Markdown returns the runbook options of this command: its --full, its flag names for the
 // options findings' remedies name, what its probes look at, and the command that resumes a run.
-func (f *Common) Markdown() plan.MarkdownOptions {
-	return plan.MarkdownOptions{Full: f.Full, FullFlag: "--full", Probes: ProbeDocs(), Resume: f.Resume, OptionName: f.cmd.OptionName}
+func (f *Common) Markdown() runbook.Options {
+	return runbook.Options{Full: f.Full, FullFlag: "--full", Probes: ProbeDocs(), Resume: f.Resume, OptionName: f.cmd.OptionName}
 }
 
 // flagsOf are the flags the examples offer for the options findings' remedies name (a
@@ -153,8 +155,8 @@ func (c *Command) FlagRemedies(fs []plan.Finding) {
 // ProbeDocs says, for the runbook, what the examples' "mesh-health" probe looks at: the compatibility
 // gate of the live mesh (execute.MeshProbe with ambient.Gates()), then the operator's answer; the
 // commands show its main signals by hand.
-func ProbeDocs() map[string]plan.ProbeDoc {
-	return map[string]plan.ProbeDoc{"mesh-health": {
+func ProbeDocs() map[string]runbook.ProbeDoc {
+	return map[string]runbook.ProbeDoc{"mesh-health": {
 		What: "it observes the mesh again and runs the compatibility gate, which says unhealthy at the first blocking finding " +
 			"(threshold: none), such as an istiod revision with unready replicas or a node whose ztunnel or istio-cni pod is not ready; " +
 			"then, unless --yes, it asks you to check your own signals (error rate, TCP resets, latency) and answer. By hand:",

@@ -1,4 +1,4 @@
-package plan_test
+package runbook
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
 func TestEveryCheckTypeHasACommandOrSaysWhyOnlyTheExecutorChecksIt(t *testing.T) {
@@ -46,7 +48,7 @@ var (
 // loop has a bound and says what to do when it is reached.
 func TestEveryStepOfEveryGoldenRunbookCanBeTypedOrSaysWhyNot(t *testing.T) {
 	lines := 0
-	for _, f := range goldenPlanFiles(t) {
+	for _, f := range plantest.GoldenPlanFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +58,7 @@ func TestEveryStepOfEveryGoldenRunbookCanBeTypedOrSaysWhyNot(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		var md bytes.Buffer
-		if err := plan.RenderMarkdownWith(&md, p, plan.MarkdownOptions{Full: true}); err != nil {
+		if err := RenderWith(&md, p, Options{Full: true}); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		all := strings.Split(md.String(), "\n")

@@ -1,16 +1,17 @@
-package plan
+package runbook
 
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/words"
 )
 
-// MarkdownOptions configure RenderMarkdownWith.
-type MarkdownOptions struct {
+// Options configure RenderWith.
+type Options struct {
 	// Full renders every step on its own, with every command, as the plan's YAML and JSON hold them:
 	// the runbook of a 1,000-node upgrade then runs to tens of thousands of lines. Without it, the
 	// steps many nodes go through alike are rendered once, as a wave template with a table of the
@@ -18,7 +19,7 @@ type MarkdownOptions struct {
 	// lists are cut after a few.
 	Full bool
 	// FullFlag is how a reader of a runbook whose long command lists are cut asks for all of them
-	// (a program's flag, "--full"); empty means "MarkdownOptions{Full: true}".
+	// (a program's flag, "--full"); empty means "Options{Full: true}".
 	FullFlag string
 	// Probes say what the probes health gates ask look at, by probe name (ProbeDoc), so each gate
 	// names its signals, threshold and the commands that show them by hand. The program that runs
@@ -31,7 +32,7 @@ type MarkdownOptions struct {
 	// OptionName gives a program's own name for a caller's option a finding's remedy names (a flag,
 	// "--local-storage evict"), so that the runbook says what its reader types (Finding.RemedyWith);
 	// nil, or "" for an option, keeps the library's name.
-	OptionName func(RemedyOption) string
+	OptionName func(plan.RemedyOption) string
 }
 
 // ProbeDoc describes, for the runbook, a probe that health gates ask.
@@ -48,22 +49,24 @@ type ProbeDoc struct {
 // the steps of fewer nodes read shorter one by one, and are run by hand as written.
 const minTemplateNodes = 8
 
-// maxCommands is how many commands of a step the runbook shows without MarkdownOptions.Full.
+// maxCommands is how many commands of a step the runbook shows without Options.Full.
 const maxCommands = 8
 
-// RenderMarkdown writes the plan as a runbook for review: RenderMarkdownWith without options.
-func RenderMarkdown(w io.Writer, p *Plan) error { return RenderMarkdownWith(w, p, MarkdownOptions{}) }
+// Render writes the plan as a runbook for review: RenderWith without options.
+func Render(w io.Writer, p *plan.Plan) error {
+	return RenderWith(w, p, Options{})
+}
 
-// RenderMarkdownWith writes the plan as a runbook. It opens with a summary a reviewer reads in a
+// RenderWith writes the plan as a runbook. It opens with a summary a reviewer reads in a
 // minute: what changes (component, current, target, how, risk), the findings, the phases with their
 // step counts and how long they take (at least the health gates' settle time, at most every drain
 // and wait running to its timeout), and what needs a person (approvals, findings to waive, blocked
 // steps). Then come the steps, each with what it does, why, the helm and kubectl commands a person
 // would type, how it is verified and how it is undone; steps that many nodes go through alike come
 // once, as a wave template with `<node>` for the node and a table of the waves' nodes, what may
-// hold them and how a node's steps differ (see MarkdownOptions.Full for every step on its own).
+// hold them and how a node's steps differ (see Options.Full for every step on its own).
 // Everything is read from the plan; the output is deterministic.
-func RenderMarkdownWith(w io.Writer, p *Plan, opts MarkdownOptions) error {
+func RenderWith(w io.Writer, p *plan.Plan, opts Options) error {
 	var b strings.Builder
 	all := waveSets(p.Steps)
 	if opts.OptionName != nil {
@@ -95,7 +98,7 @@ func RenderMarkdownWith(w io.Writer, p *Plan, opts MarkdownOptions) error {
 	return err
 }
 
-func previousID(steps []Step, i int) string {
+func previousID(steps []plan.Step, i int) string {
 	if i == 0 {
 		return ""
 	}
@@ -103,9 +106,9 @@ func previousID(steps []Step, i int) string {
 }
 
 // withRemedies returns a copy of the plan whose findings name the caller's options as name says.
-func withRemedies(p *Plan, name func(RemedyOption) string) *Plan {
+func withRemedies(p *plan.Plan, name func(plan.RemedyOption) string) *plan.Plan {
 	cp := *p
-	cp.Findings = make([]Finding, len(p.Findings))
+	cp.Findings = make([]plan.Finding, len(p.Findings))
 	for i, f := range p.Findings {
 		f.Remedy = f.RemedyWith(name)
 		cp.Findings[i] = f
@@ -113,10 +116,10 @@ func withRemedies(p *Plan, name func(RemedyOption) string) *Plan {
 	return &cp
 }
 
-func renderHeader(b *strings.Builder, p *Plan, opts MarkdownOptions) {
+func renderHeader(b *strings.Builder, p *plan.Plan, opts Options) {
 	fmt.Fprintf(b, "# %s\n\n", p.Metadata.Name)
 	if p.Metadata.Source != "" {
-		fmt.Fprintf(b, "- source: **%s**\n", SourceText(p.Metadata.Source))
+		fmt.Fprintf(b, "- source: **%s**\n", plan.SourceText(p.Metadata.Source))
 	}
 	fmt.Fprintf(b, "- operation: `%s`\n", p.Metadata.Operation)
 	if !p.Metadata.From.IsZero() || !p.Metadata.To.IsZero() {
@@ -125,12 +128,12 @@ func renderHeader(b *strings.Builder, p *Plan, opts MarkdownOptions) {
 	fmt.Fprintf(b, "- snapshot fingerprint: `%s`\n", p.Metadata.Fingerprint)
 	if len(p.Metadata.Options) > 0 {
 		var opts []string
-		for _, k := range sortedKeys(p.Metadata.Options) {
+		for _, k := range words.SortedKeys(p.Metadata.Options) {
 			opts = append(opts, fmt.Sprintf("%s=%s", k, p.Metadata.Options[k]))
 		}
 		fmt.Fprintf(b, "- options: `%s`\n", strings.Join(opts, " "))
 	}
-	switch why := NotRunnable(p); {
+	switch why := plan.NotRunnable(p); {
 	case len(why) > 0:
 		fmt.Fprintf(b, "- status: **not runnable**: %s; see what needs a person below\n", strings.Join(why, "; "))
 	case len(p.Steps) == 0:
@@ -144,52 +147,9 @@ func renderHeader(b *strings.Builder, p *Plan, opts MarkdownOptions) {
 	b.WriteString("\n")
 }
 
-// NotRunnable says why the plan cannot run, one reason each ("waivable findings of code
-// `PDB_BLOCKS_DRAIN` stop it until waived or fixed"); none when it can (Runnable).
-func NotRunnable(p *Plan) []string {
-	var out []string
-	var blocking, waivable []string
-	for _, f := range Stopping(p.Findings) {
-		if f.Severity == Blocking {
-			blocking = appendNew(blocking, "`"+string(f.Code)+"`")
-		} else {
-			waivable = appendNew(waivable, "`"+string(f.Code)+"`")
-		}
-	}
-	if len(blocking) > 0 {
-		what := "fix the cause, then plan again"
-		if len(p.Steps) == 0 {
-			what += " (the plan has no steps until then)"
-		}
-		out = append(out, fmt.Sprintf("blocking findings %s stop it: %s", OfCodes(blocking), what))
-	}
-	if len(waivable) > 0 {
-		out = append(out, fmt.Sprintf("waivable findings %s stop it until waived or fixed", OfCodes(waivable)))
-	}
-	var blocked []string
-	for _, s := range p.Steps {
-		if s.Blocked != "" {
-			blocked = append(blocked, "`"+s.ID+"`")
-		}
-	}
-	if len(blocked) > 0 {
-		out = append(out, fmt.Sprintf("%s blocked: %s", plural(len(blocked), "step is", "steps are"), ListSome(blocked, 3)))
-	}
-	return out
-}
-
-func appendNew(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
 // RenderFindings writes findings as a Markdown section, "None." when there are none. A code found on
 // many objects takes one row.
-func RenderFindings(b *strings.Builder, fs []Finding) {
+func RenderFindings(b *strings.Builder, fs []plan.Finding) {
 	b.WriteString("## Findings\n\n")
 	renderFindingsTable(b, fs, nil)
 }
@@ -197,7 +157,7 @@ func RenderFindings(b *strings.Builder, fs []Finding) {
 // maxFindingRows is how many findings of one code get a row each; more share one row.
 const maxFindingRows = 3
 
-func renderFindingsTable(b *strings.Builder, fs []Finding, inWaves map[string]bool) {
+func renderFindingsTable(b *strings.Builder, fs []plan.Finding, inWaves map[string]bool) {
 	if len(fs) == 0 {
 		b.WriteString("None.\n\n")
 		return
@@ -221,7 +181,7 @@ func renderFindingsTable(b *strings.Builder, fs []Finding, inWaves map[string]bo
 	b.WriteString("\n")
 }
 
-func severityCell(f Finding) string {
+func severityCell(f plan.Finding) string {
 	if f.Waived {
 		return string(f.Severity) + " (waived)"
 	}
@@ -230,7 +190,7 @@ func severityCell(f Finding) string {
 
 // renderFindingGroup writes the findings of one code as one row: how many, the objects (up to ten),
 // the first message as an example, and the remedy.
-func renderFindingGroup(b *strings.Builder, group []Finding, inWaves map[string]bool) {
+func renderFindingGroup(b *strings.Builder, group []plan.Finding, inWaves map[string]bool) {
 	var objs []string
 	seen := map[string]bool{}
 	perNode := true
@@ -241,7 +201,7 @@ func renderFindingGroup(b *strings.Builder, group []Finding, inWaves map[string]
 		}
 		perNode = perNode && inWaves[findingNode(f)]
 	}
-	where := fmt.Sprintf("%d findings on %s", len(group), ListSome(objs, 10))
+	where := fmt.Sprintf("%d findings on %s", len(group), plan.ListSome(objs, 10))
 	if perNode {
 		where += "; each is named in the table of its node's wave below"
 	}
@@ -257,7 +217,7 @@ func renderFindingGroup(b *strings.Builder, group []Finding, inWaves map[string]
 
 // findingNode is the node a finding is about: its object when that is a Node, else the node its
 // component names ("node/<name>"); "" when none.
-func findingNode(f Finding) string {
+func findingNode(f plan.Finding) string {
 	if f.Object.Kind == "Node" {
 		return f.Object.Name
 	}
@@ -267,20 +227,11 @@ func findingNode(f Finding) string {
 	return ""
 }
 
-// ListSome joins the first n items with commas and says how many more there are ("a, b and 3
-// more"), for messages that name objects.
-func ListSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
-}
-
 func cell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ") }
 
 // stepView says how renderStep shows a step.
 type stepView struct {
-	opts MarkdownOptions
+	opts Options
 	// previous is the ID of the step before it: a dependency on it alone goes unsaid.
 	previous string
 	// template steps stand for many nodes: their dependencies and what may hold them are the
@@ -293,7 +244,7 @@ type stepView struct {
 // renderStep writes a step as a heading and one block of lines: what and why, then what it waits
 // for, its commands, notes, verification and undo. Lists and code fences may follow a paragraph
 // without a blank line in CommonMark, so a step stays short.
-func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
+func renderStep(b *strings.Builder, prefix string, s *plan.Step, v stepView) {
 	level := "###"
 	if v.template {
 		level = "####"
@@ -323,20 +274,20 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 	if s.WaitFor != nil {
 		wait := "waits for: "
 		if s.WaitFor.TimeoutSeconds > 0 {
-			wait = fmt.Sprintf("waits up to %s for: ", seconds(s.WaitFor.TimeoutSeconds))
+			wait = fmt.Sprintf("waits up to %s for: ", words.Seconds(s.WaitFor.TimeoutSeconds))
 		}
 		items = append(items, wait+s.WaitFor.Check.Description)
 	}
 	if s.Verify != nil {
 		for _, c := range s.Verify.Checks {
 			item := "checks: " + c.Description
-			if why := CheckExecutorOnly(c); why != "" {
+			if why := plan.CheckExecutorOnly(c); why != "" {
 				item += " (only the executor checks this: " + why + ")"
 			}
 			items = append(items, item)
 		}
 	}
-	cmds := Commands(s)
+	cmds := plan.Commands(s)
 	if g := s.HealthGate; g != nil {
 		item, probeCmds := healthGateText(g, v.opts.Probes)
 		items = append(items, item)
@@ -364,29 +315,23 @@ func renderStep(b *strings.Builder, prefix string, s *Step, v stepView) {
 		items = append(items, checkItem("verify: ", c, s))
 	}
 	failure := ""
-	if spec, ok := specOf(s.Kind()); ok {
-		failure = "if it fails: " + spec.failure(s)
+	if k, ok := kindTexts[s.Kind()]; ok {
+		failure = "if it fails: " + k.failure(s)
 	}
 	var undo []string
 	switch {
 	case s.Rollback != nil:
 		items = appendNonEmpty(items, failure)
-		undo = Commands(s.Rollback)
+		undo = plan.Commands(s.Rollback)
 		if len(undo) == 1 && !strings.Contains(undo[0], "\n") {
 			items = append(items, fmt.Sprintf("undo: %s (`%s`)", s.Rollback.Description, undo[0]))
 			undo = nil
 		} else {
 			items = append(items, "undo: "+s.Rollback.Description)
 		}
-	case s.HelmUninstall != nil && s.HelmUninstall.BackupStep != "":
-		u := s.HelmUninstall
+	case plan.UndoByHand(s) != "":
 		items = appendNonEmpty(items, failure)
-		if cmd := u.undoByHand(); cmd != "" {
-			items = append(items, fmt.Sprintf("undo, by hand only (the executor does not reinstall): install the release again with the values the backup step `%s` saved (`%s`)", u.BackupStep, cmd))
-		} else {
-			items = append(items, fmt.Sprintf("undo, by hand only (the executor does not reinstall), and no command can be given: the plan names no chart at %s to install from; install the %s chart at that version as release %s with the values the backup step `%s` saved in %s",
-				orUnknown(u.FromVersion), orUnknown(u.Chart), u.Release, u.BackupStep, helmValuesFile(u.Release)))
-		}
+		items = append(items, plan.UndoByHand(s))
 	case mutates(s) && failure != "":
 		items = append(items, failure+"; undo: no automatic rollback for this step")
 	case mutates(s):
@@ -410,18 +355,15 @@ func appendNonEmpty(items []string, s string) []string {
 // checkItem is the runbook line of a check of step s: its description with the command that shows
 // it, or with why only the executor can check it. A backup's read-back has, by hand, the weaker
 // check that every file the step wrote is there and not empty, and says so.
-func checkItem(prefix string, c Check, s *Step) string {
+func checkItem(prefix string, c plan.Check, s *plan.Step) string {
 	item := prefix + c.Description
-	if cmd := CheckCommand(c); cmd != "" {
+	if cmd := plan.CheckCommand(c); cmd != "" {
 		return withCommand(item, cmd)
 	}
-	if c.Type == CheckBackupReadable && s.Backup != nil {
-		if files := backupFiles(s.Backup); len(files) > 0 {
-			return fmt.Sprintf("%s (by hand, only that every file the step wrote is there and not empty: `for f in %s; do test -s \"$f\" || echo \"$f\"; done | %s`)",
-				item, strings.Join(files, " "), failOn("", "missing or empty: ", "$0"))
-		}
+	if what, cmd := plan.CheckByHand(s, c); cmd != "" {
+		return fmt.Sprintf("%s (by hand, %s: `%s`)", item, what, cmd)
 	}
-	if why := CheckExecutorOnly(c); why != "" {
+	if why := plan.CheckExecutorOnly(c); why != "" {
 		return item + " (only the executor checks this: " + why + ")"
 	}
 	return item
@@ -436,10 +378,10 @@ func withCommand(item, cmd string) string {
 
 // healthGateText says what a health gate waits for and asks, naming what its probe looks at when
 // the caller described it, and returns the commands that show the same by hand.
-func healthGateText(g *HealthGate, probes map[string]ProbeDoc) (string, []string) {
+func healthGateText(g *plan.HealthGate, probes map[string]ProbeDoc) (string, []string) {
 	item := fmt.Sprintf("asks probe %q whether the mesh is healthy after %s", g.Probe, g.Scope)
 	if g.SettleSeconds > 0 {
-		item = fmt.Sprintf("lets the mesh settle %s, then asks probe %q whether the mesh is healthy after %s", seconds(g.SettleSeconds), g.Probe, g.Scope)
+		item = fmt.Sprintf("lets the mesh settle %s, then asks probe %q whether the mesh is healthy after %s", words.Seconds(g.SettleSeconds), g.Probe, g.Scope)
 	}
 	doc, ok := probes[g.Probe]
 	if !ok {
@@ -465,16 +407,16 @@ func writeItems(b *strings.Builder, items []string) {
 }
 
 // fullFlag is how the reader asks for the whole runbook: the caller's flag, or the option.
-func fullFlag(opts MarkdownOptions) string {
+func fullFlag(opts Options) string {
 	if opts.FullFlag != "" {
 		return opts.FullFlag
 	}
-	return "MarkdownOptions{Full: true}"
+	return "runbook.Options{Full: true}"
 }
 
 // writeCommands writes commands as a shell block; without opts.Full, more than maxCommands of them
 // are cut to the first half of that.
-func writeCommands(b *strings.Builder, cmds []string, opts MarkdownOptions) {
+func writeCommands(b *strings.Builder, cmds []string, opts Options) {
 	if len(cmds) == 0 {
 		return
 	}
@@ -493,68 +435,4 @@ func writeCommands(b *strings.Builder, cmds []string, opts MarkdownOptions) {
 	b.WriteString("```\n")
 }
 
-func mutates(s *Step) bool { return s.Kind().ChangesMesh() }
-
-// seconds writes a duration in seconds as 45s, 10m, 1h30m, 2d3h.
-func seconds(s int64) string {
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		if s%60 == 0 {
-			return fmt.Sprintf("%dm", s/60)
-		}
-		return fmt.Sprintf("%dm%02ds", s/60, s%60)
-	case s < 86400:
-		if m := s % 3600 / 60; m > 0 {
-			return fmt.Sprintf("%dh%02dm", s/3600, m)
-		}
-		return fmt.Sprintf("%dh", s/3600)
-	}
-	if h := s % 86400 / 3600; h > 0 {
-		return fmt.Sprintf("%dd%02dh", s/86400, h)
-	}
-	return fmt.Sprintf("%dd", s/86400)
-}
-
-func kubectlTarget(r mesh.ObjectRef) string {
-	t := strings.ToLower(r.Kind) + "/" + r.Name
-	if r.Namespace != "" {
-		t += " -n " + r.Namespace
-	}
-	return t
-}
-
-func backupFile(r mesh.ObjectRef) string {
-	parts := []string{strings.ToLower(r.Kind)}
-	if r.Namespace != "" {
-		parts = append(parts, r.Namespace)
-	}
-	return strings.Join(append(parts, r.Name), "-")
-}
-
-func selectorString(m map[string]string) string {
-	var parts []string
-	for _, k := range sortedKeys(m) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// OfCodes names findings by their codes, as a plan's status and the examples say it: "of code X",
-// "of codes X, Y" (waivable findings of code X stop it).
-func OfCodes(codes []string) string {
-	if len(codes) == 1 {
-		return "of code " + codes[0]
-	}
-	return "of codes " + strings.Join(codes, ", ")
-}
+func mutates(s *plan.Step) bool { return s.Kind().ChangesMesh() }

@@ -1,4 +1,4 @@
-package plan
+package runbook
 
 import (
 	"fmt"
@@ -6,12 +6,18 @@ import (
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/words"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
 )
 
 // The summary at the top of the runbook, after kubeadm's and clusterctl's upgrade plans: what
 // changes, the findings, the phases and their time, what needs a person.
 
-func renderSummary(b *strings.Builder, p *Plan, sets []waveSet) {
+func renderSummary(b *strings.Builder, p *plan.Plan, sets []waveSet) {
 	b.WriteString("## Summary\n\n### What changes\n\n")
 	renderComponents(b, p, sets)
 	b.WriteString("### Findings\n\n")
@@ -19,7 +25,7 @@ func renderSummary(b *strings.Builder, p *Plan, sets []waveSet) {
 	for _, ws := range sets {
 		for _, w := range ws.waves {
 			for _, bl := range w.blocks {
-				inWaves[bl.node] = true
+				inWaves[bl.Node] = true
 			}
 		}
 	}
@@ -37,11 +43,11 @@ func renderSummary(b *strings.Builder, p *Plan, sets []waveSet) {
 type component struct {
 	name, current, target string
 	how                   []string
-	risk                  Risk
+	risk                  plan.Risk
 	last                  int
 }
 
-func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
+func renderComponents(b *strings.Builder, p *plan.Plan, sets []waveSet) {
 	var order []string
 	byKey := map[string]*component{}
 	get := func(key, name, current string) *component {
@@ -59,7 +65,7 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 		if next < len(sets) && sets[next].start == i {
 			// A wave set is a row of its own: what its nodes go through.
 			ws := sets[next]
-			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", plural(ws.nodeCount(), "node", "nodes"), familyName(ws.name)), "–")
+			c := get(fmt.Sprintf("nodes %d", i), fmt.Sprintf("%s (`%s`)", words.Plural(ws.nodeCount(), "node", "nodes"), familyName(ws.name)), "–")
 			c.target = "–"
 			c.how = []string{strings.Join(slotNames(p.Steps, ws), " → ")}
 			if n := len(ws.waves); n > 1 {
@@ -70,7 +76,7 @@ func renderComponents(b *strings.Builder, p *Plan, sets []waveSet) {
 			}
 			next++
 		}
-		spec, ok := specOf(s.Kind())
+		spec, ok := kindTexts[s.Kind()]
 		if !ok {
 			continue
 		}
@@ -122,27 +128,21 @@ func helmName(ns, release, chart string) string {
 	return fmt.Sprintf("Helm release %s/%s (chart %s)", ns, release, chart)
 }
 
-func orUnknown(v string) string {
-	if v == "" {
-		return "?"
-	}
-	return v
-}
-
-func (r Risk) rank() int {
+// rank orders risks: none or unknown, low, medium, high.
+func rank(r plan.Risk) int {
 	switch r {
-	case RiskLow:
+	case plan.RiskLow:
 		return 1
-	case RiskMedium:
+	case plan.RiskMedium:
 		return 2
-	case RiskHigh:
+	case plan.RiskHigh:
 		return 3
 	}
 	return 0
 }
 
-func maxRisk(a, b Risk) Risk {
-	if b.rank() > a.rank() || a == "" {
+func maxRisk(a, b plan.Risk) plan.Risk {
+	if rank(b) > rank(a) || a == "" {
 		return b
 	}
 	return a
@@ -162,81 +162,13 @@ func phaseOf(id string) string {
 	return segs[0]
 }
 
-// timing adds up what a run of steps waits for.
-type timing struct {
-	settle, timeouts int64
-	// defaults counts drains and waits that leave their timeout to the executor.
-	defaults int
-	// waits are counts by what is waited for ("health gate 30s"), in the order first seen.
-	waits     []string
-	waitCount map[string]int
-	// helm, restarts and approvals take as long as they take.
-	helm, restarts, approvals int
-}
-
-// add adds what the step waits for, as its kind says.
-func (t *timing) add(s *Step) {
-	if spec, ok := specOf(s.Kind()); ok {
-		spec.timing(t, s)
-	}
-}
-
-// count counts one wait for what.
-func (t *timing) count(what string) {
-	if t.waitCount == nil {
-		t.waitCount = map[string]int{}
-	}
-	if t.waitCount[what] == 0 {
-		t.waits = append(t.waits, what)
-	}
-	t.waitCount[what]++
-}
-
-// bound counts a wait for what bounded by a timeout of sec seconds, 0 for the executor's default.
-func (t *timing) bound(what string, sec int64) {
-	if sec > 0 {
-		t.timeouts += sec
-		t.count(fmt.Sprintf("%s ≤ %s", what, seconds(sec)))
-	} else {
-		t.defaults++
-		t.count(what + " (executor's timeout)")
-	}
-}
-
-// helmTiming is the timing of a Helm change: it takes as long as its rollout.
-func helmTiming(t *timing, _ *Step) { t.helm++ }
-
-func (t *timing) merge(o timing) {
-	t.settle += o.settle
-	t.timeouts += o.timeouts
-	t.defaults += o.defaults
-	t.helm += o.helm
-	t.restarts += o.restarts
-	t.approvals += o.approvals
-}
-
-func (t timing) waitList() string {
-	var out []string
-	for _, w := range t.waits {
-		if n := t.waitCount[w]; n > 1 {
-			out = append(out, fmt.Sprintf("%d× %s", n, w))
-		} else {
-			out = append(out, w)
-		}
-	}
-	if len(out) == 0 {
-		return "–"
-	}
-	return strings.Join(out, ", ")
-}
-
 // spanCells formats a span as the Phases table's "at least", "expected" and "at most" cells.
-func spanCells(sp Span) (least, expected, most string) {
+func spanCells(sp estimate.Span) (least, expected, most string) {
 	cell := func(d time.Duration) string {
 		if d <= 0 {
 			return "–"
 		}
-		return seconds(int64((d + time.Second/2) / time.Second))
+		return words.Seconds(int64((d + time.Second/2) / time.Second))
 	}
 	least, expected, most = cell(sp.Least), cell(sp.Expected), cell(sp.Most)
 	if sp.Open {
@@ -248,25 +180,25 @@ func spanCells(sp Span) (least, expected, most string) {
 	return least, expected, most
 }
 
-func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
-	est := EstimateTime(p, EstimateOptions{})
+func renderPhases(b *strings.Builder, p *plan.Plan, sets []waveSet) {
+	est := estimate.Time(p, estimate.Options{})
 	b.WriteString("| # | phase | steps | nodes | waits for | at least | expected | at most |\n|---|---|---|---|---|---|---|---|\n")
-	var total timing
+	var total estimate.Waits
 	nodes := 0
 	n := 0
 	for i := 0; i < len(p.Steps); {
 		name := phaseOf(p.Steps[i].ID)
 		j := i
-		var t timing
-		var sp Span
+		var t estimate.Waits
+		var sp estimate.Span
 		for j < len(p.Steps) && phaseOf(p.Steps[j].ID) == name {
-			t.add(&p.Steps[j])
-			sp.add(est.Steps[j])
+			t.Add(&p.Steps[j])
+			sp.Add(est.Steps[j])
 			j++
 		}
 		for _, w := range est.Waves {
 			if w.Start >= i && w.Start < j {
-				sp.add(w.Span)
+				sp.Add(w.Span)
 			}
 		}
 		var waves []string
@@ -278,8 +210,8 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 		}
 		n++
 		least, expected, most := spanCells(sp)
-		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s | %s |\n", n, name, j-i, orDash(strings.Join(waves, "; ")), t.waitList(), least, expected, most)
-		total.merge(t)
+		fmt.Fprintf(b, "| %d | %s | %d | %s | %s | %s | %s | %s |\n", n, name, j-i, orDash(strings.Join(waves, "; ")), t.List(), least, expected, most)
+		total.Merge(t)
 		i = j
 	}
 	nodeCell := "–"
@@ -288,7 +220,7 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 	}
 	least, expected, most := spanCells(est.Total)
 	fmt.Fprintf(b, "| | **all** | %d | %s | | %s | %s | %s |\n\n", len(p.Steps), nodeCell, least, expected, most)
-	o := EstimateOptions{}.withDefaults()
+	o := estimate.Options{}.WithDefaults()
 	if nodes > 0 {
 		b.WriteString("The nodes of a wave go through their steps at the same time, so a wave takes as long as its slowest node. ")
 	}
@@ -297,17 +229,10 @@ func renderPhases(b *strings.Builder, p *Plan, sets []waveSet) {
 		"each Helm change take %s with its rollout, each batch of a restart %s and new nodes %s; "+
 		"*at most* runs every drain and wait to its timeout (+: some leave it to the executor's default).",
 		o.ZtunnelReady, o.ReplacementReady, o.HelmChange, o.Restart, o.NodeProvisioning)
-	if total.approvals > 0 {
-		b.WriteString(" Not counted: " + plural(total.approvals, "approval", "approvals") + ".")
+	if total.Approvals > 0 {
+		b.WriteString(" Not counted: " + words.Plural(total.Approvals, "approval", "approvals") + ".")
 	}
 	b.WriteString("\n\n")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func orDash(s string) string {
@@ -322,7 +247,7 @@ func orDash(s string) string {
 // maxListed is how many approvals or blocked steps the summary names one by one.
 const maxListed = 20
 
-func renderNeeds(b *strings.Builder, p *Plan) {
+func renderNeeds(b *strings.Builder, p *plan.Plan) {
 	var items []string
 	var approvals, blocked []string
 	for i := range p.Steps {
@@ -335,7 +260,7 @@ func renderNeeds(b *strings.Builder, p *Plan) {
 		}
 	}
 	items = append(items, capList(approvals, "approvals")...)
-	stopping := Stopping(p.Findings)
+	stopping := plan.Stopping(p.Findings)
 	for i := 0; i < len(stopping); {
 		j := i + 1
 		for j < len(stopping) && stopping[j].Code == stopping[i].Code {
@@ -347,10 +272,10 @@ func renderNeeds(b *strings.Builder, p *Plan) {
 			objs = append(objs, g.Object.String())
 		}
 		what := "must be fixed, then re-plan"
-		if f.Severity == Waivable {
+		if f.Severity == plan.Waivable {
 			what = "waive the code or fix it"
 		}
-		items = append(items, fmt.Sprintf("%s finding `%s` on %s: %s (%s)", f.Severity, f.Code, ListSome(compactStrings(objs), 5), what, f.Remedy))
+		items = append(items, fmt.Sprintf("%s finding `%s` on %s: %s (%s)", f.Severity, f.Code, plan.ListSome(compactStrings(objs), 5), what, f.Remedy))
 		i = j
 	}
 	items = append(items, capList(blocked, "blocked steps")...)
@@ -366,7 +291,7 @@ func capList(items []string, what string) []string {
 	if len(items) <= maxListed {
 		return items
 	}
-	return append(items[:maxListed:maxListed], fmt.Sprintf("and %d more %s (MarkdownOptions{Full: true} lists every step)", len(items)-maxListed, what))
+	return append(items[:maxListed:maxListed], fmt.Sprintf("and %d more %s (Options{Full: true} lists every step)", len(items)-maxListed, what))
 }
 
 // compactStrings drops repeats that follow each other.

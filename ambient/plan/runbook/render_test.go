@@ -1,4 +1,4 @@
-package plan_test
+package runbook
 
 import (
 	"strings"
@@ -6,20 +6,22 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/mesh"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/plantest"
 )
 
-func render(t *testing.T, p *plan.Plan, opts plan.MarkdownOptions) string {
+func render(t *testing.T, p *plan.Plan, opts Options) string {
 	t.Helper()
 	var b strings.Builder
-	if err := plan.RenderMarkdownWith(&b, p, opts); err != nil {
+	if err := RenderWith(&b, p, opts); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
 }
 
 func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
-	nodes := names("pool-a", 8)
-	p := nodeWaves(nodes, 3, func(n string, s []plan.Step) {
+	nodes := plantest.Names("pool-a", 8)
+	p := plantest.NodeWaves(nodes, 3, func(n string, s []plan.Step) {
 		s[0].Cordon.Pool = "a"
 		if n == "pool-a-4" {
 			s[1].Drain.MayHold = []string{"StatefulSet shop/db: restarts elsewhere with the same identity"}
@@ -30,7 +32,7 @@ func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
 		Component: "node/pool-a-4", Message: "the budget allows 0 disruptions", Remedy: "relax it"}}
 	tests := []struct {
 		name     string
-		opts     plan.MarkdownOptions
+		opts     Options
 		want     []string
 		wantOnce []string
 		not      []string
@@ -53,7 +55,7 @@ func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
 			not:      []string{"z/node/pool-a-1/drain`"},
 		},
 		{name: "with Full every step comes on its own",
-			opts: plan.MarkdownOptions{Full: true},
+			opts: Options{Full: true},
 			want: []string{"### 3. `z/node/pool-a-0/drain` · Drain · risk high", "### 16. `z/node/pool-a-4/drain` · Drain · risk medium",
 				"- may hold the drain: StatefulSet shop/db: restarts elsewhere with the same identity", "**What:** cordon pool-a-5 (pool a)",
 				"- after: `z/node/pool-a-3/uncordon`, `z/node/pool-a-4/uncordon`, `z/node/pool-a-5/uncordon`"},
@@ -63,7 +65,7 @@ func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			md := render(t, p, tc.opts)
-			containsAll(t, md, tc.want...)
+			plantest.ContainsAll(t, md, tc.want...)
 			for _, w := range tc.wantOnce {
 				if n := strings.Count(md, w); n != 1 {
 					t.Errorf("markdown holds %q %d times, want once:\n%s", w, n, md)
@@ -79,7 +81,7 @@ func TestMarkdownRendersTheStepsNodesShareOnceWithATableOfWaves(t *testing.T) {
 }
 
 func TestMarkdownSummaryTellsWhatChangesAndWhatNeedsAPerson(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	p.Steps[0].HelmUpgrade.FromVersion = "1.30.3"
 	p.Steps[2].HelmUninstall.FromVersion = "1.30.3"
 	p.Steps = append(p.Steps,
@@ -88,7 +90,7 @@ func TestMarkdownSummaryTellsWhatChangesAndWhatNeedsAPerson(t *testing.T) {
 			MoveTag: &plan.TagMove{Tag: "prod", From: "1-30-3", To: "1-31-4", Namespace: "istio-system"}},
 		plan.Step{ID: "tags/prod/health", Description: "health gate", Risk: plan.RiskNone, HealthGate: &plan.HealthGate{Probe: "p", Scope: "tag prod", SettleSeconds: 90}},
 		plan.Step{ID: "tags/prod/wait", Description: "wait", Risk: plan.RiskNone, WaitFor: &plan.WaitFor{Check: plan.NewCheck(mesh.ObjectRef{}, plan.FindingsClearArgs{}, "clear")}})
-	containsAll(t, render(t, p, plan.MarkdownOptions{}),
+	plantest.ContainsAll(t, render(t, p, Options{}),
 		"| Helm release istio-system/istio-base (chart base) | 1.30.3 | 1.31.4 | upgrade | low |",
 		"| Helm release istio-system/istiod-1-30-3 | 1.30.3 | removed | back up, uninstall | medium |",
 		"| tag prod | 1-30-3 | 1-31-4 | move | high |",
@@ -103,21 +105,21 @@ func TestMarkdownSummaryTellsWhatChangesAndWhatNeedsAPerson(t *testing.T) {
 }
 
 func TestTheWaveStepsOfFewerThanEightNodesAreRenderedOneByOne(t *testing.T) {
-	md := render(t, nodeWaves(names("n", 7), 3, nil), plan.MarkdownOptions{})
-	containsAll(t, md, "### 3. `z/node/n-0/drain` · Drain · risk high", "kubectl drain n-6 --ignore-daemonsets --timeout=600s")
+	md := render(t, plantest.NodeWaves(plantest.Names("n", 7), 3, nil), Options{})
+	plantest.ContainsAll(t, md, "### 3. `z/node/n-0/drain` · Drain · risk high", "kubectl drain n-6 --ignore-daemonsets --timeout=600s")
 	if strings.Contains(md, "`z/node/{node}/drain`") {
 		t.Errorf("a runbook of 7 nodes should name every node, not a template:\n%s", md)
 	}
 }
 
 func TestMarkdownCutsLongCommandListsUnlessFull(t *testing.T) {
-	p := samplePlan()
+	p := plantest.SamplePlan()
 	var ws []mesh.ObjectRef
-	for _, n := range names("app", 20) {
+	for _, n := range plantest.Names("app", 20) {
 		ws = append(ws, mesh.ObjectRef{Kind: "Deployment", Namespace: "shop", Name: n})
 	}
 	p.Steps = append(p.Steps, plan.Step{ID: "tags/prod/restart", Description: "restart", Risk: plan.RiskMedium, Restart: &plan.Restart{Workloads: ws}})
-	short, full := render(t, p, plan.MarkdownOptions{}), render(t, p, plan.MarkdownOptions{Full: true})
+	short, full := render(t, p, Options{}), render(t, p, Options{Full: true})
 	if strings.Contains(short, "deployment/app-19 ") || !strings.Contains(short, "# ... and 36 more like these") {
 		t.Errorf("the default runbook should show 4 commands (2 restarts, each waited for) and count the rest:\n%s", short)
 	}
@@ -128,12 +130,12 @@ func TestMarkdownCutsLongCommandListsUnlessFull(t *testing.T) {
 
 func TestFindingsOfOneCodeOnManyObjectsShareARow(t *testing.T) {
 	var fs []plan.Finding
-	for _, n := range names("node", 5) {
+	for _, n := range plantest.Names("node", 5) {
 		fs = append(fs, plan.Finding{Code: plan.CodeBlueGreenLongLivedConnections, Severity: plan.Info, Object: mesh.ObjectRef{Kind: "Node", Name: n},
 			Message: "node " + n + " runs a StatefulSet", Remedy: "reconnect"})
 	}
 	var b strings.Builder
-	plan.RenderFindings(&b, fs)
+	RenderFindings(&b, fs)
 	want := "| info | `BLUEGREEN_LONG_LIVED_CONNECTIONS` | 5 findings on Node node-0, Node node-1, Node node-2, Node node-3, Node node-4 | e.g. node node-0 runs a StatefulSet | reconnect |"
 	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "\n| info") != 1 {
 		t.Errorf("findings table lacks %q:\n%s", want, b.String())
@@ -141,8 +143,8 @@ func TestFindingsOfOneCodeOnManyObjectsShareARow(t *testing.T) {
 }
 
 func TestAStepThatMerelyFollowsTheOnlyWaveIsNotTheWaves(t *testing.T) {
-	md := render(t, nodeWaves(names("n", 8), 8, nil), plan.MarkdownOptions{})
-	containsAll(t, md, "### 2–25. `z/node/{node}/…` · 8 nodes", "### 26. `z/batch/1/health` · HealthGate · risk none")
+	md := render(t, plantest.NodeWaves(plantest.Names("n", 8), 8, nil), Options{})
+	plantest.ContainsAll(t, md, "### 2–25. `z/node/{node}/…` · 8 nodes", "### 26. `z/batch/1/health` · HealthGate · risk none")
 	if strings.Contains(md, "after each wave") {
 		t.Errorf("a set of one wave has no steps after each wave:\n%s", md)
 	}

@@ -1,22 +1,28 @@
-package plan
+package runbook
 
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
-)
 
-// wavePlaceholder stands for a wave's number in the steps that close a wave.
-const wavePlaceholder = "{n}"
+	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/nodename"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/words"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
+)
 
 func (ws waveSet) nodeCount() int { return countBlocks(ws) }
 
 // summary says what is done to how many nodes in how many waves: "drain 14 nodes in 5 waves", named
 // after the segment of the steps' IDs before the node ("node" goes unsaid).
 func (ws waveSet) summary() string {
-	s := plural(ws.nodeCount(), "node", "nodes")
-	head, _, _ := strings.Cut(ws.name, "/"+nodePlaceholder)
+	s := words.Plural(ws.nodeCount(), "node", "nodes")
+	head, _, _ := strings.Cut(ws.name, "/"+nodename.Node)
 	if label := head[strings.LastIndex(head, "/")+1:]; label != "node" && label != "nodes" && label != "" {
 		s = label + " " + s
 	}
@@ -27,22 +33,22 @@ func (ws waveSet) summary() string {
 }
 
 // allBlocks returns the blocks of every wave, in order.
-func (ws waveSet) allBlocks() []block {
-	var out []block
+func (ws waveSet) allBlocks() []plan.NodeBlock {
+	var out []plan.NodeBlock
 	for _, w := range ws.waves {
 		out = append(out, w.blocks...)
 	}
 	return out
 }
 
-// templateBlock picks the block most nodes of the set share (what may hold a drain aside), the
+// templateBlock picks the plan.NodeBlock most nodes of the set share (what may hold a drain aside), the
 // first of them on a tie.
-func templateBlock(steps []Step, ws waveSet) block {
+func templateBlock(steps []plan.Step, ws waveSet) plan.NodeBlock {
 	count := map[string]int{}
-	var best block
+	var best plan.NodeBlock
 	bestKey := ""
 	for _, bl := range ws.allBlocks() {
-		key := bl.shape
+		key := bl.Shape
 		for _, st := range generic(steps, bl) {
 			key += "\x00" + stepKey(st)
 		}
@@ -55,17 +61,17 @@ func templateBlock(steps []Step, ws waveSet) block {
 }
 
 // generic returns a block's steps with its node replaced by the placeholder.
-func generic(steps []Step, bl block) []Step {
-	out := make([]Step, 0, bl.end-bl.start)
-	for i := bl.start; i < bl.end; i++ {
-		out = append(out, withNode(steps[i], bl.node, nodePlaceholder))
+func generic(steps []plan.Step, bl plan.NodeBlock) []plan.Step {
+	out := make([]plan.Step, 0, bl.End-bl.Start)
+	for i := bl.Start; i < bl.End; i++ {
+		out = append(out, withNode(steps[i], bl.Node, nodename.Node))
 	}
 	return out
 }
 
 // stepKey is a step as JSON without what the wave table shows per node or wave: its dependencies
 // (on the wave before), its wave, its node's pool, what may hold its drain and what it is expected to evict.
-func stepKey(s Step) string {
+func stepKey(s plan.Step) string {
 	s.DependsOn, s.Wave = nil, nil
 	if s.Drain != nil {
 		d := *s.Drain
@@ -81,11 +87,11 @@ func stepKey(s Step) string {
 	return string(b)
 }
 
-func renderWaveSet(b *strings.Builder, p *Plan, ws waveSet, sets []waveSet, opts MarkdownOptions) {
+func renderWaveSet(b *strings.Builder, p *plan.Plan, ws waveSet, sets []waveSet, opts Options) {
 	steps := p.Steps
 	sl := slotsOf(steps, ws)
 	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.name), ws.summary())
-	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor moves the nodes of a wave at the same time (up to its MaxNodesAtOnce), each node's steps one after another", plural(len(sl), "step", "steps"), nodePlaceholder)
+	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor moves the nodes of a wave at the same time (up to its MaxNodesAtOnce), each node's steps one after another", words.Plural(len(sl), "step", "steps"), nodename.Node)
 	if len(ws.waves) > 1 {
 		b.WriteString("; a wave starts once the steps that close the wave before it have passed")
 	}
@@ -130,14 +136,14 @@ type slot struct {
 
 type variant struct {
 	label string
-	rep   Step
+	rep   plan.Step
 	nodes []string
 }
 
 // slotsOf finds the steps of a wave set's template, in the order of the most common block, and the
 // variants of each: steps that differ in more than their notes, what blocks them and the values their
 // checks take per node.
-func slotsOf(steps []Step, ws waveSet) []slot {
+func slotsOf(steps []plan.Step, ws waveSet) []slot {
 	tb := templateBlock(steps, ws)
 	var out []slot
 	for _, t := range generic(steps, tb) {
@@ -157,12 +163,12 @@ func slotsOf(steps []Step, ws waveSet) []slot {
 					x.variants = append(x.variants, variant{rep: g})
 					full = append(full, map[string]int{})
 				}
-				x.variants[v].nodes = append(x.variants[v].nodes, bl.node)
+				x.variants[v].nodes = append(x.variants[v].nodes, bl.Node)
 				full[v][stepKey(g)]++
 				if n := full[v][stepKey(g)]; n > full[v][stepKey(x.variants[v].rep)] {
 					x.variants[v].rep = g
 				}
-				x.of[bl.node] = v
+				x.of[bl.Node] = v
 			}
 		}
 		// The most common variant first; ties keep the order first seen.
@@ -189,7 +195,7 @@ func slotsOf(steps []Step, ws waveSet) []slot {
 }
 
 // slotNames are the short names of a wave set's template steps ("cordon", "drain", ...).
-func slotNames(steps []Step, ws waveSet) []string {
+func slotNames(steps []plan.Step, ws waveSet) []string {
 	var out []string
 	for _, bl := range generic(steps, templateBlock(steps, ws)) {
 		out = append(out, shortName(bl.ID))
@@ -199,15 +205,15 @@ func slotNames(steps []Step, ws waveSet) []string {
 
 // variantKey is stepKey without what the wave table tells per node: notes, what blocks the step and
 // the params of its checks.
-func variantKey(s Step) string {
+func variantKey(s plan.Step) string {
 	s.Notes, s.Blocked = nil, ""
 	s.Postconditions = withoutParams(s.Postconditions)
 	s.Preconditions = withoutParams(s.Preconditions)
 	return stepKey(s)
 }
 
-func withoutParams(cs []Check) []Check {
-	out := make([]Check, len(cs))
+func withoutParams(cs []plan.Check) []plan.Check {
+	out := make([]plan.Check, len(cs))
 	for i, c := range cs {
 		c.Params = nil
 		out[i] = c
@@ -225,7 +231,7 @@ func sameNodes(ws waveSet, sets []waveSet) *waveSet {
 	seq := func(x waveSet) string {
 		var ns []string
 		for _, bl := range x.allBlocks() {
-			ns = append(ns, bl.node)
+			ns = append(ns, bl.Node)
 		}
 		return strings.Join(ns, "\n")
 	}
@@ -239,25 +245,25 @@ func sameNodes(ws waveSet, sets []waveSet) *waveSet {
 
 // familyName is a family's ID pattern up to the node: "ztunnel/node/{node}/…".
 func familyName(f string) string {
-	head, rest, _ := strings.Cut(f, nodePlaceholder)
+	head, rest, _ := strings.Cut(f, nodename.Node)
 	if rest == "" {
 		return f
 	}
-	return head + nodePlaceholder + "/…"
+	return head + nodename.Node + "/…"
 }
 
 // trailTemplate returns the steps that close the first wave that has any, its number replaced.
-func trailTemplate(steps []Step, ws waveSet) []Step {
+func trailTemplate(steps []plan.Step, ws waveSet) []plan.Step {
 	for n, w := range ws.waves {
 		if len(w.trail) == 0 {
 			continue
 		}
-		var out []Step
+		var out []plan.Step
 		for _, i := range w.trail {
 			s := steps[i]
 			num := fmt.Sprint(n + 1)
 			if strings.Contains("/"+s.ID+"/", "/"+num+"/") {
-				s = withNode(s, num, wavePlaceholder)
+				s = withNode(s, num, nodename.Wave)
 			}
 			out = append(out, s)
 		}
@@ -268,42 +274,42 @@ func trailTemplate(steps []Step, ws waveSet) []Step {
 
 // renderWaveTiming says what the waves of a set wait for and how long they take, by EstimateTime:
 // the first wave and, when there are more, all of them, each with the steps that close it.
-func renderWaveTiming(b *strings.Builder, p *Plan, ws waveSet) {
+func renderWaveTiming(b *strings.Builder, p *plan.Plan, ws waveSet) {
 	steps := p.Steps
-	est := EstimateTime(p, EstimateOptions{})
-	var first timing
-	var firstSpan, all Span
+	est := estimate.Time(p, estimate.Options{})
+	var first estimate.Waits
+	var firstSpan, all estimate.Span
 	for n, w := range ws.waves {
-		var t timing
-		var sp Span
+		var t estimate.Waits
+		var sp estimate.Span
 		for _, i := range append(append([]int(nil), w.lead...), w.trail...) {
-			t.add(&steps[i])
-			sp.add(est.Steps[i])
+			t.Add(&steps[i])
+			sp.Add(est.Steps[i])
 		}
 		for _, bl := range w.blocks {
-			for i := bl.start; i < bl.end; i++ {
-				t.add(&steps[i])
+			for i := bl.Start; i < bl.End; i++ {
+				t.Add(&steps[i])
 				if steps[i].Wave == nil { // a planner's batch without explicit waves: its steps one by one
-					sp.add(est.Steps[i])
+					sp.Add(est.Steps[i])
 				}
 			}
 		}
 		for _, we := range est.Waves {
 			if we.Start >= bl0(w) && we.Start < blEnd(w) {
-				sp.add(we.Span)
+				sp.Add(we.Span)
 			}
 		}
 		if n == 0 {
 			first, firstSpan = t, sp
 		}
-		all.add(sp)
+		all.Add(sp)
 	}
-	if all.Most == 0 && all.Expected == 0 && !all.Open && first.approvals == 0 {
+	if all.Most == 0 && all.Expected == 0 && !all.Open && first.Approvals == 0 {
 		return
 	}
 	least, expected, most := spanCells(firstSpan)
 	fmt.Fprintf(b, "Time: the first wave (%s) waits for %s: at least %s, expected %s, at most %s.",
-		plural(len(ws.waves[0].blocks), "node", "nodes"), first.waitList(), least, expected, most)
+		words.Plural(len(ws.waves[0].blocks), "node", "nodes"), first.List(), least, expected, most)
 	if len(ws.waves) > 1 {
 		least, expected, most = spanCells(all)
 		fmt.Fprintf(b, " All %d waves: at least %s, expected %s, at most %s.", len(ws.waves), least, expected, most)
@@ -311,9 +317,9 @@ func renderWaveTiming(b *strings.Builder, p *Plan, ws waveSet) {
 	b.WriteString("\n\n")
 }
 
-// bl0 and blEnd are the first step of a wave's first block and the end of its last.
-func bl0(w wave) int   { return w.blocks[0].start }
-func blEnd(w wave) int { return w.blocks[len(w.blocks)-1].end }
+// bl0 and blEnd are the first step of a wave's first plan.NodeBlock and the end of its last.
+func bl0(w wave) int   { return w.blocks[0].Start }
+func blEnd(w wave) int { return w.blocks[len(w.blocks)-1].End }
 
 // renderWaveTable writes a row per wave: its nodes, their pools, how their steps differ from the
 // template, and what may hold them (what their drains name, the findings about them).
@@ -323,13 +329,13 @@ func lastSets(sets []waveSet) map[string]int {
 	out := map[string]int{}
 	for _, ws := range sets {
 		for _, bl := range ws.allBlocks() {
-			out[bl.node] = ws.start
+			out[bl.Node] = ws.start
 		}
 	}
 	return out
 }
 
-// maxWaveRows is how many rows the wave table has without MarkdownOptions.Full: past it, rows hold
+// maxWaveRows is how many rows the wave table has without Options.Full: past it, rows hold
 // several consecutive waves each, every wave still named with its nodes, so that the runbook of a
 // 1,000-node mesh stays a document a person reviews.
 const maxWaveRows = 50
@@ -340,10 +346,10 @@ type waveRow struct {
 	pools                 map[string]int
 }
 
-func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *waveSet, last map[string]int, opts MarkdownOptions) {
+func renderWaveTable(b *strings.Builder, p *plan.Plan, ws waveSet, sl []slot, same *waveSet, last map[string]int, opts Options) {
 	steps := p.Steps
 	pools := nodePools(steps)
-	findings := map[string][]Code{}
+	findings := map[string][]plan.Code{}
 	for _, f := range p.Findings {
 		if n := findingNode(f); n != "" {
 			findings[n] = append(findings[n], f.Code)
@@ -367,23 +373,23 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 			differs.add("first: "+glueText(&steps[i]), "")
 		}
 		for _, bl := range w.blocks {
-			nodes = append(nodes, bl.node)
-			if pool := pools[bl.node]; pool != "" {
+			nodes = append(nodes, bl.Node)
+			if pool := pools[bl.Node]; pool != "" {
 				pc[pool]++
 			}
-			for _, d := range deviations(sl, bl.node, generic(steps, bl)) {
-				differs.add(d, bl.node)
+			for _, d := range deviations(sl, bl.Node, generic(steps, bl)) {
+				differs.add(d, bl.Node)
 			}
-			for i := bl.start; i < bl.end; i++ {
+			for i := bl.Start; i < bl.End; i++ {
 				if d := steps[i].Drain; d != nil && same == nil {
 					for _, h := range d.MayHold {
-						holds.add(replaceName(h, bl.node, nodePlaceholder), bl.node)
+						holds.add(nodename.Replace(h, bl.Node, nodename.Node), bl.Node)
 					}
 				}
 			}
-			if same == nil && last[bl.node] == ws.start {
-				for _, c := range compactCodes(findings[bl.node]) {
-					holds.add(fmt.Sprintf("finding `%s`", c), bl.node)
+			if same == nil && last[bl.Node] == ws.start {
+				for _, c := range compactCodes(findings[bl.Node]) {
+					holds.add(fmt.Sprintf("finding `%s`", c), bl.Node)
 				}
 			}
 		}
@@ -418,7 +424,7 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 			}
 		}
 		var pl []string
-		for _, k := range sortedKeys(pc) {
+		for _, k := range words.SortedKeys(pc) {
 			pl = append(pl, fmt.Sprintf("%s %d", k, pc[k]))
 		}
 		wave := fmt.Sprint(i + 1)
@@ -435,11 +441,11 @@ func renderWaveTable(b *strings.Builder, p *Plan, ws waveSet, sl []slot, same *w
 }
 
 // nodePools reads the pool of each node from the plan's cordon and uncordon steps.
-func nodePools(steps []Step) map[string]string {
+func nodePools(steps []plan.Step) map[string]string {
 	out := map[string]string{}
-	var visit func(s *Step)
-	visit = func(s *Step) {
-		for _, r := range []*NodeRef{s.Cordon, s.Uncordon} {
+	var visit func(s *plan.Step)
+	visit = func(s *plan.Step) {
+		for _, r := range []*plan.NodeRef{s.Cordon, s.Uncordon} {
 			if r != nil && r.Pool != "" {
 				out[r.Node] = r.Pool
 			}
@@ -454,9 +460,9 @@ func nodePools(steps []Step) map[string]string {
 	return out
 }
 
-func compactCodes(cs []Code) []Code {
-	sortStringsOf(cs)
-	var out []Code
+func compactCodes(cs []plan.Code) []plan.Code {
+	slices.Sort(cs)
+	var out []plan.Code
 	for i, c := range cs {
 		if i == 0 || c != cs[i-1] {
 			out = append(out, c)
@@ -466,7 +472,7 @@ func compactCodes(cs []Code) []Code {
 }
 
 // glueText says in a line what a step between waves does.
-func glueText(s *Step) string {
+func glueText(s *plan.Step) string {
 	if s.Approval != nil {
 		return fmt.Sprintf("approval `%s`: %s", s.ID, s.Approval.Message)
 	}
@@ -557,8 +563,8 @@ func (h *holds) text() string {
 
 // deviations says how a node's steps (with the placeholder for its node) differ from the template:
 // the variant it takes of a step, and what sets it apart from that variant.
-func deviations(sl []slot, node string, got []Step) []string {
-	byID := map[string]*Step{}
+func deviations(sl []slot, node string, got []plan.Step) []string {
+	byID := map[string]*plan.Step{}
 	for i := range got {
 		byID[got[i].ID] = &got[i]
 	}
@@ -597,7 +603,7 @@ func deviations(sl []slot, node string, got []Step) []string {
 func shortName(id string) string {
 	segs := strings.Split(id, "/")
 	for i, s := range segs {
-		if s == nodePlaceholder {
+		if s == nodename.Node {
 			if i+1 < len(segs) {
 				return strings.Join(segs[i+1:], "/")
 			}
@@ -610,7 +616,7 @@ func shortName(id string) string {
 }
 
 // stepDiff lists what a reviewer sees differ between two steps of one pattern.
-func stepDiff(t, g *Step) []string {
+func stepDiff(t, g *plan.Step) []string {
 	if stepKey(*t) == stepKey(*g) {
 		return nil
 	}
@@ -643,16 +649,16 @@ func stepDiff(t, g *Step) []string {
 	if len(out) > 0 {
 		return out
 	}
-	if gc, tc := Commands(g), Commands(t); strings.Join(gc, "\n") != strings.Join(tc, "\n") {
+	if gc, tc := plan.Commands(g), plan.Commands(t); strings.Join(gc, "\n") != strings.Join(tc, "\n") {
 		return []string{"runs `" + strings.Join(gc, "; ") + "`"}
 	}
-	return []string{"its payload differs (MarkdownOptions{Full: true} or the YAML shows it)"}
+	return []string{"its payload differs (Options{Full: true} or the YAML shows it)"}
 }
 
 // paramDiffs says, for the checks both lists describe alike, which params differ: "checks
 // workloads 12 (a, b, c and 9 more)".
-func paramDiffs(t, g []Check) []string {
-	byText := map[string]Check{}
+func paramDiffs(t, g []plan.Check) []string {
+	byText := map[string]plan.Check{}
 	for _, c := range t {
 		byText[c.Description] = c
 	}
@@ -663,12 +669,12 @@ func paramDiffs(t, g []Check) []string {
 			continue
 		}
 		var ps []string
-		for _, k := range sortedKeys(c.Params) {
+		for _, k := range words.SortedKeys(c.Params) {
 			if v := c.Params[k]; v != tc.Params[k] {
 				items := strings.Split(v, ",")
 				v = strings.Join(items, ", ")
 				if len(items) > 3 {
-					v = fmt.Sprintf("%d (%s)", len(items), ListSome(items, 3))
+					v = fmt.Sprintf("%d (%s)", len(items), plan.ListSome(items, 3))
 				}
 				ps = append(ps, k+" "+v)
 			}
@@ -680,7 +686,7 @@ func paramDiffs(t, g []Check) []string {
 	return out
 }
 
-func checkTexts(cs []Check) []string {
+func checkTexts(cs []plan.Check) []string {
 	out := make([]string, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, c.Description)

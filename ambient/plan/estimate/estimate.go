@@ -1,15 +1,19 @@
-package plan
+package estimate
 
 import (
 	"sort"
 	"time"
+
+	"github.com/ambientkit/ambientkit/ambient/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/plan/internal/words"
 )
 
 // How long a plan takes, by one model: the runbook's Phases (at least, expected, at most) are
 // computed with it from the plan, and the executor bench divides the wall time it measures by the
 // same model computed from what its cluster did (Limit).
 //
-// The executor runs a wave's node units at the same time (Step.Wave) and everything else one step
+// The executor runs a wave's node units at the same time (plan.Step.Wave) and everything else one step
 // after another. A wave lasts as long as its slowest unit; a unit's drain lasts until its last
 // evicted pod is gone, all the wave's evictions starting together, except as PodDisruptionBudgets
 // forbid: an evicted pod takes one of its budget's allowed disruptions for its Hold, and a budget
@@ -26,7 +30,7 @@ import (
 //
 // What the model leaves out, as no executor can shorten it: API latency, controller and scheduler
 // reaction times. Outside the waves EstimateTime counts each Helm change, restart and new node at a
-// typical duration (EstimateOptions), and each health gate's settle.
+// typical duration (Options), and each health gate's settle.
 
 // LimitPod is one evicted pod.
 type LimitPod struct {
@@ -118,7 +122,7 @@ func waveLimit(w LimitWave, allowed map[string]int) WaveLimit {
 			budgets[p.Budget] = append(budgets[p.Budget], job{i, p})
 		}
 	}
-	for _, b := range sortedKeys(budgets) {
+	for _, b := range words.SortedKeys(budgets) {
 		jobs := budgets[b]
 		// Longest hold first, ties by the later end (longer grace) first, then by name for a stable result.
 		sort.SliceStable(jobs, func(i, j int) bool {
@@ -152,9 +156,9 @@ func waveLimit(w LimitWave, allowed map[string]int) WaveLimit {
 	return wl
 }
 
-// EstimateOptions are the typical durations EstimateTime counts for what a plan cannot know; zero
+// Options are the typical durations EstimateTime counts for what a plan cannot know; zero
 // values mean the defaults.
-type EstimateOptions struct {
+type Options struct {
 	// ZtunnelReady is a new ztunnel pod's time to turn ready on its node; 0 means 5s.
 	ZtunnelReady time.Duration
 	// ReplacementReady is an evicted pod's replacement's time to turn ready elsewhere (what a
@@ -168,7 +172,7 @@ type EstimateOptions struct {
 	NodeProvisioning time.Duration
 }
 
-// Defaults of EstimateOptions.
+// Defaults of Options.
 const (
 	DefaultZtunnelReady     = 5 * time.Second
 	DefaultReplacementReady = 5 * time.Second
@@ -179,7 +183,8 @@ const (
 	defaultGrace = 30 * time.Second
 )
 
-func (o EstimateOptions) withDefaults() EstimateOptions {
+// WithDefaults returns o with every zero duration set to its default.
+func (o Options) WithDefaults() Options {
 	set := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
 			*d = def
@@ -204,7 +209,8 @@ type Span struct {
 	Open                  bool
 }
 
-func (s *Span) add(o Span) {
+// Add adds o to s.
+func (s *Span) Add(o Span) {
 	s.Least += o.Least
 	s.Expected += o.Expected
 	s.Most += o.Most
@@ -231,19 +237,19 @@ type Estimate struct {
 }
 
 // EstimateTime estimates how long the executor takes for the plan (see the model above).
-func EstimateTime(p *Plan, o EstimateOptions) Estimate {
-	o = o.withDefaults()
+func Time(p *plan.Plan, o Options) Estimate {
+	o = o.WithDefaults()
 	est := Estimate{Steps: make([]Span, len(p.Steps))}
 	for i := 0; i < len(p.Steps); {
 		if p.Steps[i].Wave == nil {
 			est.Steps[i] = stepSpan(&p.Steps[i], o)
-			est.Total.add(est.Steps[i])
+			est.Total.Add(est.Steps[i])
 			i++
 			continue
 		}
 		w := waveEstimate(p, i, o)
 		est.Waves = append(est.Waves, w)
-		est.Total.add(w.Span)
+		est.Total.Add(w.Span)
 		i = w.End
 	}
 	return est
@@ -252,25 +258,14 @@ func EstimateTime(p *Plan, o EstimateOptions) Estimate {
 // stepSpan is the span of one step outside a wave. What no timeout bounds (a Helm change, a
 // restart) counts its typical time as expected and at most; a drain or a wait for new nodes counts
 // the model's or the typical time as expected, within its timeout.
-func stepSpan(s *Step, o EstimateOptions) Span {
-	var t timing
-	t.add(s)
-	settle := sec(t.settle)
-	sp := Span{Least: settle, Expected: settle, Most: settle + sec(t.timeouts), Open: t.defaults > 0}
-	var typical, bounded time.Duration
-	var timeout int64
-	switch {
-	case s.HelmInstall != nil, s.HelmUpgrade != nil, s.HelmRollback != nil, s.HelmUninstall != nil:
-		typical = o.HelmChange
-	case s.Restart != nil:
-		// The executor restarts BatchSize workloads at a time (at least one), each batch its rollout.
-		size := max(1, s.Restart.BatchSize)
-		typical = time.Duration((len(s.Restart.Workloads)+size-1)/size) * o.Restart
-	case s.WaitFor != nil && s.WaitFor.Check.Type == CheckNodesReady:
-		bounded, timeout = o.NodeProvisioning, s.WaitFor.TimeoutSeconds
-	case s.Drain != nil:
-		bounded = Limit(LimitInput{Waves: []LimitWave{{Nodes: []LimitNode{limitNode(s.Drain, o, true)}}}, Allowed: s.Drain.Expect.allowed()}).Total
-		timeout = s.Drain.TimeoutSeconds
+func stepSpan(s *plan.Step, o Options) Span {
+	var t Waits
+	t.Add(s)
+	settle := sec(t.Settle)
+	sp := Span{Least: settle, Expected: settle, Most: settle + sec(t.Timeouts), Open: t.Defaults > 0}
+	typical, bounded, timeout := takesNothing(s, o)
+	if k, ok := kindTimes[s.Kind()]; ok {
+		typical, bounded, timeout = k.takes(s, o)
 	}
 	if timeout > 0 {
 		bounded = min(bounded, sec(timeout))
@@ -284,7 +279,7 @@ func stepSpan(s *Step, o EstimateOptions) Span {
 }
 
 // waveEstimate is the span of the wave starting at step start: its slowest unit.
-func waveEstimate(p *Plan, start int, o EstimateOptions) WaveEstimate {
+func waveEstimate(p *plan.Plan, start int, o Options) WaveEstimate {
 	id := p.Steps[start].Wave.ID
 	w := WaveEstimate{ID: id, Start: start, End: start}
 	units := map[string]*LimitNode{}
@@ -299,20 +294,20 @@ func waveEstimate(p *Plan, start int, o EstimateOptions) WaveEstimate {
 			units[node], full[node], zero[node] = &LimitNode{Name: node}, &LimitNode{Name: node}, &LimitNode{Name: node}
 			order = append(order, node)
 		}
-		var t timing
-		t.add(s)
+		var t Waits
+		t.Add(s)
 		m := most[node]
-		m.Most += sec(t.settle + t.timeouts)
-		m.Open = m.Open || t.defaults > 0
+		m.Most += sec(t.Settle + t.Timeouts)
+		m.Open = m.Open || t.Defaults > 0
 		most[node] = m
 		if s.Drain != nil {
 			full[node].Pods = append(full[node].Pods, limitNode(s.Drain, o, true).Pods...)
 			zero[node].Pods = append(zero[node].Pods, limitNode(s.Drain, o, false).Pods...)
-			for b, n := range s.Drain.Expect.allowed() {
+			for b, n := range allowedBy(s.Drain.Expect) {
 				allowed[b] = n
 			}
 		}
-		if s.WaitFor != nil && s.WaitFor.Check.Type == CheckNodeAgentReady {
+		if s.WaitFor != nil && s.WaitFor.Check.Type == plan.CheckNodeAgentReady {
 			full[node].ZtunnelReady, zero[node].ZtunnelReady = o.ZtunnelReady, o.ZtunnelReady
 		}
 	}
@@ -334,7 +329,7 @@ func waveEstimate(p *Plan, start int, o EstimateOptions) WaveEstimate {
 // limitNode is what the model takes of a drain: the pods it is expected to evict, with their whole
 // grace period (full) or none. The pods no budget covers count as one pod of their longest grace
 // (they all go at once).
-func limitNode(d *NodeDrain, o EstimateOptions, full bool) LimitNode {
+func limitNode(d *plan.NodeDrain, o Options, full bool) LimitNode {
 	n := LimitNode{Name: d.Node}
 	e := d.Expect
 	if e == nil {
@@ -374,8 +369,8 @@ func graceOf(s int64) time.Duration {
 	return sec(s)
 }
 
-// allowed is the disruptions each budget of the drain allowed when the plan was made.
-func (e *DrainExpect) allowed() map[string]int {
+// allowedBy is the disruptions each budget of the drain allowed when the plan was made.
+func allowedBy(e *plan.DrainExpect) map[string]int {
 	out := map[string]int{}
 	if e == nil {
 		return out

@@ -55,14 +55,14 @@ func workloadChanges(w mesh.Workload, add func(plan.Finding)) {
 	}
 	sort.Strings(excl)
 	if len(excl) > 0 {
-		add(plan.Finding{Code: plan.CodeCaptureExclusionIgnoredInAmbient, Severity: plan.Waivable, Object: w.Ref(),
+		add(plan.Finding{Code: CodeCaptureExclusionIgnoredInAmbient, Severity: plan.Waivable, Object: w.Ref(),
 			Message: fmt.Sprintf("%s keeps traffic out of its sidecar with %s; ambient reads none of these annotations, so after the move ztunnel captures that traffic too",
 				w.Ref(), strings.Join(excl, ", ")),
 			Remedy:  "check the excluded destinations work through ztunnel (it passes traffic to destinations outside the mesh through as TCP), or keep the workload out of ambient with pod label istio.io/dataplane-mode=none",
 			Details: map[string]string{"annotations": strings.Join(excl, ",")}})
 	}
 	if len(w.AgentCalls) > 0 {
-		add(plan.Finding{Code: plan.CodeWorkloadCallsSidecarAgent, Severity: plan.Waivable, Object: w.Ref(),
+		add(plan.Finding{Code: CodeWorkloadCallsSidecarAgent, Severity: plan.Waivable, Object: w.Ref(),
 			Message: fmt.Sprintf("%s calls %s, an endpoint of the sidecar's agent (pilot-agent); without a sidecar nothing listens there, so the call fails and with it the command (a Job ends failed)",
 				w.Ref(), strings.Join(w.AgentCalls, ", ")),
 			Remedy:  "remove the call from the container's command before the move (or make it tolerate failure: curl ... || true); ambient pods need no sidecar shutdown",
@@ -91,7 +91,7 @@ func sidecarResources(s *mesh.Snapshot, namespace string, add func(plan.Finding)
 		if mode == "REGISTRY_ONLY" {
 			what = "its REGISTRY_ONLY egress restriction (traffic to unregistered hosts is allowed again)"
 		}
-		add(plan.Finding{Code: plan.CodeSidecarResourceNoEffect, Severity: plan.Waivable, Object: c.Ref(),
+		add(plan.Finding{Code: CodeSidecarResourceNoEffect, Severity: plan.Waivable, Object: c.Ref(),
 			Message: fmt.Sprintf("%s configures the sidecars of namespace %s; ambient pods have none, so %s stop applying after the move", c.Ref(), namespace, what),
 			Remedy:  "restrict egress another way before the move (an egress gateway or waypoint with AuthorizationPolicies, or NetworkPolicies), then delete the Sidecar",
 			Details: map[string]string{"egressMode": mode}})
@@ -109,7 +109,7 @@ func serviceEntriesNone(s *mesh.Snapshot, namespace string, add func(plan.Findin
 		if c.Kind != "ServiceEntry" || c.Spec["resolution"] != "NONE" || !exportedTo(c, namespace) {
 			continue
 		}
-		add(plan.Finding{Code: plan.CodeServiceEntryResolutionNoneUnsupported, Severity: plan.Blocking, Object: c.Ref(),
+		add(plan.Finding{Code: CodeServiceEntryResolutionNoneUnsupported, Severity: plan.Blocking, Object: c.Ref(),
 			Message: fmt.Sprintf("%s has resolution NONE; istiod %s gives it to ztunnel as a VIP without endpoints, so once namespace %s is in ambient its connections to those addresses fail (\"no healthy upstream\")",
 				c.Ref(), vs[0], namespace),
 			Remedy:  fmt.Sprintf("upgrade istiod to %s or later first (NONE becomes a passthrough service), or give the entry resolution STATIC with the endpoints", serviceEntryNoneFixed.MinorString()),
@@ -175,7 +175,7 @@ func ingressBypass(s *mesh.Snapshot, ns *mesh.Namespace, r *Report, add func(pla
 			continue
 		}
 		related := append(append([]mesh.ObjectRef(nil), routes...), sw.NeededBy...)
-		add(plan.Finding{Code: plan.CodeIngressBypassesWaypoint, Severity: plan.Waivable, Object: sw.Service, Related: related,
+		add(plan.Finding{Code: CodeIngressBypassesWaypoint, Severity: plan.Waivable, Object: sw.Service, Related: related,
 			Message: fmt.Sprintf("%s will have waypoint %s for %s, but ingress gateways reach it through %s and send straight to its pods: ingress requests skip the waypoint and its L7 rules",
 				sw.Service, sw.Waypoint, refList(sw.NeededBy), refList(routes)),
 			Remedy:  fmt.Sprintf("label the Service (or namespace %s) istio.io/ingress-use-waypoint=true with the waypoint, so ingress gateways send through it", ns.Name),

@@ -94,25 +94,25 @@ spec: {podSelector: {}, policyTypes: [Egress]}`,
 			code: plan.CodeNetworkPolicyBlocksAmbientProbes},
 		{name: "sidecar capture annotations are reported as ignored",
 			annotations: `, traffic.sidecar.istio.io/excludeOutboundPorts: "5432"`,
-			code:        plan.CodeCaptureExclusionIgnoredInAmbient, object: "Deployment orders/api", sev: plan.Waivable},
+			code:        migrate.CodeCaptureExclusionIgnoredInAmbient, object: "Deployment orders/api", sev: plan.Waivable},
 		{name: "a call of quitquitquit in the command is reported",
 			command: `sh, -c, "work && curl -X POST localhost:15020/quitquitquit"`,
-			code:    plan.CodeWorkloadCallsSidecarAgent, object: "Deployment orders/api", sev: plan.Waivable},
+			code:    migrate.CodeWorkloadCallsSidecarAgent, object: "Deployment orders/api", sev: plan.Waivable},
 		{name: "a command without agent calls is fine",
 			command: `sh, -c, "curl http://localhost:8080/healthz"`,
-			code:    plan.CodeWorkloadCallsSidecarAgent},
+			code:    migrate.CodeWorkloadCallsSidecarAgent},
 		{name: "a Sidecar resource of the namespace has no effect in ambient",
 			objects: `apiVersion: networking.istio.io/v1
 kind: Sidecar
 metadata: {name: default, namespace: orders}
 spec: {outboundTrafficPolicy: {mode: REGISTRY_ONLY}}`,
-			code: plan.CodeSidecarResourceNoEffect, object: "Sidecar orders/default", sev: plan.Waivable},
+			code: migrate.CodeSidecarResourceNoEffect, object: "Sidecar orders/default", sev: plan.Waivable},
 		{name: "a resolution NONE ServiceEntry is fine from istiod 1.28",
 			objects: `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: vm, namespace: orders}
 spec: {hosts: [vm.example], addresses: [10.0.0.5/32], resolution: NONE, ports: [{number: 80, name: http, protocol: HTTP}]}`,
-			code: plan.CodeServiceEntryResolutionNoneUnsupported},
+			code: migrate.CodeServiceEntryResolutionNoneUnsupported},
 		{name: "an HTTPRoute of an ingress Gateway to a Service without policies needing a waypoint is fine",
 			objects: `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -125,7 +125,7 @@ metadata: {name: api, namespace: monitoring}
 spec:
   parentRefs: [{name: public}]
   rules: [{backendRefs: [{name: api, namespace: orders, port: 80}]}]`,
-			code: plan.CodeIngressBypassesWaypoint},
+			code: migrate.CodeIngressBypassesWaypoint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -167,7 +167,7 @@ func injectionFindings(s *mesh.Snapshot, ns *mesh.Namespace, add func(plan.Findi
 	c := planInjection(s, ns)
 	nsRef := mesh.ObjectRef{Kind: "Namespace", Name: ns.Name}
 	if len(c.auto) > 0 {
-		add(plan.Finding{Code: plan.CodeMigrationNamespacesInjectedByDefault, Severity: plan.Info, Object: nsRef,
+		add(plan.Finding{Code: CodeMigrationNamespacesInjectedByDefault, Severity: plan.Info, Object: nsRef,
 			Message: fmt.Sprintf("injector %s injects pods of namespaces that carry no injection label (enableNamespacesByDefault), so removing the labels of namespace %s would not stop injection and the restarted pods would come back with sidecars",
 				strings.Join(c.auto, ", "), ns.Name),
 			Remedy: fmt.Sprintf("the plan labels the namespace %s=%s instead, which no injector webhook selects and ambient does not read", mesh.LabelInjection, injectionDisabled)})
@@ -176,7 +176,7 @@ func injectionFindings(s *mesh.Snapshot, ns *mesh.Namespace, add func(plan.Findi
 		return
 	}
 	for _, pg := range gatewaysToPin(s, ns, c) {
-		add(plan.Finding{Code: plan.CodeMigrationGatewayRevisionChanges, Severity: plan.Waivable, Object: gatewayRef(pg.gateway),
+		add(plan.Finding{Code: CodeMigrationGatewayRevisionChanges, Severity: plan.Waivable, Object: gatewayRef(pg.gateway),
 			Message: fmt.Sprintf("%s has no %s label of its own, so istiod picks its owner by the namespace's %s=%s: %s owns it now, %s would once the migration removes the namespace's label, and istiod would redeploy it mid-migration",
 				gatewayRef(pg.gateway), mesh.LabelRev, mesh.LabelRev, pg.rev, orNoRevision(pg.before), orNoRevision(pg.after)),
 			Remedy: fmt.Sprintf("label it %s=%s before the namespace's label goes (MigrateNamespace does)", mesh.LabelRev, pg.rev)})
@@ -194,7 +194,7 @@ func injectionFindings(s *mesh.Snapshot, ns *mesh.Namespace, add func(plan.Findi
 		if a != "" {
 			what = fmt.Sprintf("the injector of revision %s would inject them instead of %s", a, orNoRevision([]string{b}))
 		}
-		add(plan.Finding{Code: plan.CodeMigrationGatewayRevisionChanges, Severity: plan.Blocking, Object: g.Ref(),
+		add(plan.Finding{Code: CodeMigrationGatewayRevisionChanges, Severity: plan.Blocking, Object: g.Ref(),
 			Message: fmt.Sprintf("gateway %s is injected through the namespace's labels (%s); once the migration changes them, its next pods are not what they are now: %s",
 				g.Ref(), labelList(c.before), what),
 			Remedy: fmt.Sprintf("set the gateway's own revision (the gateway chart's revision value, which labels its pod template %s), or move it to a namespace of its own, then migrate", mesh.LabelRev)})
@@ -222,7 +222,7 @@ func gatewayNamespaceFinding(s *mesh.Snapshot, ns *mesh.Namespace, add func(plan
 	if ns.Ambient() {
 		return
 	}
-	add(plan.Finding{Code: plan.CodeMigrationNamespaceRunsOnlyGateways, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns.Name},
+	add(plan.Finding{Code: CodeMigrationNamespaceRunsOnlyGateways, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns.Name},
 		Message: fmt.Sprintf("namespace %s runs gateways (%s) and no workload with a sidecar: a gateway's proxy is not a sidecar, it stays as it is in ambient, so there is nothing to migrate here",
 			ns.Name, strings.Join(gateways, ", ")),
 		Remedy: "leave the gateway's namespace as it is; migrate the namespaces of the workloads behind it (and label Services istio.io/ingress-use-waypoint where the gateway must go through their waypoint)"})

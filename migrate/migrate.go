@@ -463,7 +463,7 @@ func (m *migration) outageFindings() {
 	}
 	for i := range m.p.Findings {
 		f := &m.p.Findings[i]
-		if f.Severity == plan.Blocking || !outage[f.Object] || (f.Code != plan.CodeAuthzPolicyBecomesDenyAll && f.Code != plan.CodeAuthzPolicyLosesL7Rules) {
+		if f.Severity == plan.Blocking || !outage[f.Object] || (f.Code != CodeAuthzPolicyBecomesDenyAll && f.Code != CodeAuthzPolicyLosesL7Rules) {
 			continue
 		}
 		why := "the plan does not copy it onto the waypoint (Options.Apply)"
@@ -485,7 +485,7 @@ func (m *migration) workloadFindings() {
 		case "Deployment", "StatefulSet", "DaemonSet":
 			m.restarted = append(m.restarted, w.Ref())
 		default:
-			m.p.Findings = append(m.p.Findings, plan.Finding{Code: plan.CodeMigrationWorkloadNotRestartable, Severity: plan.Waivable, Object: w.Ref(),
+			m.p.Findings = append(m.p.Findings, plan.Finding{Code: CodeMigrationWorkloadNotRestartable, Severity: plan.Waivable, Object: w.Ref(),
 				Message: fmt.Sprintf("%s runs %d pods with sidecars and cannot be rolled out, so they keep their sidecars and the plan's gate (no sidecar left) waits for them", w.Ref(), w.Pods),
 				Remedy:  "let them finish or recreate them by hand after the injection label is removed"})
 		}
@@ -496,7 +496,7 @@ func (m *migration) workloadFindings() {
 			if w.PodRevisionLabel == "" {
 				why = mesh.LabelSidecarInject + "=true"
 			}
-			m.p.Findings = append(m.p.Findings, plan.Finding{Code: plan.CodeMigrationPodLabelSelectsInjection, Severity: plan.Waivable, Object: w.Ref(),
+			m.p.Findings = append(m.p.Findings, plan.Finding{Code: CodeMigrationPodLabelSelectsInjection, Severity: plan.Waivable, Object: w.Ref(),
 				Message: fmt.Sprintf("the pods of %s are labelled %s, so they are injected again after the namespace's injection labels are removed", w.Ref(), why),
 				Remedy:  "remove the label from the pod template (or set sidecar.istio.io/inject=false) before migrating"})
 		}
@@ -518,19 +518,19 @@ func (m *migration) resolveFindings() {
 		del, deleted := m.deleteStep[f.Object]
 		how := ""
 		switch f.Code {
-		case plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeAuthzPolicyLosesL7Rules, plan.CodeAuthzPolicyDeniesMore, plan.CodeAuthzPolicyAllowsMore:
+		case CodeAuthzPolicyBecomesDenyAll, CodeAuthzPolicyLosesL7Rules, CodeAuthzPolicyDeniesMore, CodeAuthzPolicyAllowsMore:
 			if applied && deleted {
 				how = fmt.Sprintf("step %s copies it onto the waypoint and step %s deletes it after the backup", apply, del)
 			}
-		case plan.CodeAuthzPolicyHasNoEffect, plan.CodePolicyNotEnforcedWithoutWaypoint, plan.CodeAuthzDryRunIgnored:
+		case CodeAuthzPolicyHasNoEffect, CodePolicyNotEnforcedWithoutWaypoint, CodeAuthzDryRunIgnored:
 			if applied {
 				how = fmt.Sprintf("step %s copies it onto the waypoint", apply)
 			}
-		case plan.CodeVirtualServiceNeedsHTTPRoute:
+		case CodeVirtualServiceNeedsHTTPRoute:
 			if applied {
 				how = fmt.Sprintf("step %s applies the HTTPRoute that replaces it", apply)
 			}
-		case plan.CodeMigrationGatewayRevisionChanges:
+		case CodeMigrationGatewayRevisionChanges:
 			if m.pinStep != "" && f.Object.Kind == "Gateway" {
 				how = fmt.Sprintf("step %s labels it with the namespace's %s before the label goes", m.pinStep, mesh.LabelRev)
 			}

@@ -149,13 +149,13 @@ func TestFindingsThePlanResolvesBecomeInfo(t *testing.T) {
 	// Without the proposals the same findings stop the plan; the deny-all one cannot be waived.
 	opts := checkoutOptions()
 	opts.Apply, opts.Delete = nil, nil
-	opts.Waive = []plan.Code{plan.CodeAuthzPolicyBecomesDenyAll}
+	opts.Waive = []plan.Code{migrate.CodeAuthzPolicyBecomesDenyAll}
 	p, err = migrate.MigrateNamespace(s, "checkout", opts)
 	if !errors.Is(err, migrate.ErrBlocked) {
 		t.Fatalf("err = %v; a plan that leaves an L7 ALLOW policy to ztunnel must be blocked", err)
 	}
 	got := plan.Codes(plan.Stopping(p.Findings))
-	want := []plan.Code{plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeAuthzPolicyHasNoEffect, plan.CodeVirtualServiceNeedsHTTPRoute}
+	want := []plan.Code{migrate.CodeAuthzPolicyBecomesDenyAll, migrate.CodeAuthzPolicyHasNoEffect, migrate.CodeVirtualServiceNeedsHTTPRoute}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("stopping codes (-want +got):\n%s", d)
 	}
@@ -178,11 +178,11 @@ func TestBadMigrationInput(t *testing.T) {
 		codes []plan.Code
 		says  string
 	}{
-		{name: "a namespace already in ambient is blocked", ns: "ambient-done", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNamespaceAlreadyAmbient}},
-		{name: "a namespace with no mesh is blocked", ns: "plain", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNamespaceNotInMesh}},
-		{name: "a namespace that does not exist is blocked", ns: "nowhere", is: migrate.ErrBlocked, codes: []plan.Code{plan.CodeMigrationNamespaceNotFound}},
+		{name: "a namespace already in ambient is blocked", ns: "ambient-done", is: migrate.ErrBlocked, codes: []plan.Code{migrate.CodeMigrationNamespaceAlreadyAmbient}},
+		{name: "a namespace with no mesh is blocked", ns: "plain", is: migrate.ErrBlocked, codes: []plan.Code{migrate.CodeMigrationNamespaceNotInMesh}},
+		{name: "a namespace that does not exist is blocked", ns: "nowhere", is: migrate.ErrBlocked, codes: []plan.Code{migrate.CodeMigrationNamespaceNotFound}},
 		{name: "a policy the classifier cannot read blocks the migration and is never deleted", snap: shop, ns: "shop", is: migrate.ErrBlocked,
-			codes: []plan.Code{plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeAuthzPolicyLosesL7Rules, plan.CodePolicySpecInvalid}},
+			codes: []plan.Code{migrate.CodeAuthzPolicyBecomesDenyAll, migrate.CodeAuthzPolicyLosesL7Rules, migrate.CodePolicySpecInvalid}},
 		{name: "no backup file is refused", ns: "checkout", opts: func(o *migrate.Options) { o.BackupFile = "" }, is: plan.ErrInvalidOptions, says: "BackupFile is empty"},
 		{name: "a relative backup file is refused", ns: "checkout", opts: func(o *migrate.Options) { o.BackupFile = "backup.json" }, is: plan.ErrInvalidOptions, says: "not an absolute path"},
 		{name: "a proposal the report does not make is refused", ns: "checkout",
@@ -267,8 +267,8 @@ func TestAPartlyMigratedNamespaceResumesWithoutRelabelling(t *testing.T) {
 		t.Error("no restart of the pods that still run sidecars")
 	}
 	codes := plan.Codes(p.Findings)
-	if !slicesContains(codes, plan.CodeMigrationNamespacePartlyAmbient) || !slicesContains(codes, plan.CodeMigrationPodLabelSelectsInjection) ||
-		!slicesContains(codes, plan.CodeMigrationWorkloadNotRestartable) {
+	if !slicesContains(codes, migrate.CodeMigrationNamespacePartlyAmbient) || !slicesContains(codes, migrate.CodeMigrationPodLabelSelectsInjection) ||
+		!slicesContains(codes, migrate.CodeMigrationWorkloadNotRestartable) {
 		t.Errorf("codes %v: want partly ambient, a pod label that injects, and a bare pod", codes)
 	}
 }

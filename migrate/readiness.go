@@ -99,7 +99,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	installFindings(s, add)
 	ns := findNamespace(s, namespace)
 	if ns == nil {
-		add(plan.Finding{Code: plan.CodeMigrationNamespaceNotFound, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: namespace},
+		add(plan.Finding{Code: CodeMigrationNamespaceNotFound, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Namespace", Name: namespace},
 			Message: fmt.Sprintf("namespace %q is not in the snapshot", namespace), Remedy: "check the name, or observe the cluster again"})
 		return finish(r, opts), nil
 	}
@@ -180,7 +180,7 @@ func policyReadiness(s *mesh.Snapshot, wv *waypointView, r *Report, root string,
 			need(v.Policy, targetServices(s, wv, p))
 		}
 		if len(v.Waypoints) > 0 && v.Class != PrincipalsMoveToWaypoint {
-			add(plan.Finding{Code: plan.CodeAuthzCallerRulesSeeWaypoint, Severity: plan.Waivable, Object: v.Policy,
+			add(plan.Finding{Code: CodeAuthzCallerRulesSeeWaypoint, Severity: plan.Waivable, Object: v.Policy,
 				Message: fmt.Sprintf("%s keeps L4 rules %s that match callers, but behind waypoint %s ztunnel will see the waypoint's identity instead",
 					v.Policy, ruleListCallers(keptRules(v.Rules)), strings.Join(v.Waypoints, ", ")),
 				Remedy: "move the caller rules to the targetRefs copy on the waypoint, and allow the waypoint's service account here"})
@@ -208,7 +208,7 @@ func destinationRulesWithoutWaypoint(r *Report, add func(plan.Finding)) {
 			}
 		}
 		if len(bare) > 0 {
-			add(plan.Finding{Code: plan.CodeDestinationRuleNeedsWaypoint, Severity: plan.Waivable, Object: v.Route,
+			add(plan.Finding{Code: CodeDestinationRuleNeedsWaypoint, Severity: plan.Waivable, Object: v.Route,
 				Message: fmt.Sprintf("%s sets a traffic policy for Service %s, which will have no waypoint; ztunnel does not apply DestinationRules, so its load balancing, connection pool and outlier detection stop for ambient clients",
 					v.Route, strings.Join(bare, ", ")),
 				Remedy: "give the Service a waypoint (istio.io/use-waypoint) so the DestinationRule keeps applying, or accept plain L4 load balancing"})
@@ -273,7 +273,7 @@ func installFindings(s *mesh.Snapshot, add func(plan.Finding)) {
 			Message: "no istiod Deployment is in the snapshot", Remedy: "install istiod with profile=ambient"})
 	case !anyAmbientRevision(s):
 		r := s.Revisions[0]
-		add(plan.Finding{Code: plan.CodeIstiodAmbientDisabled, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
+		add(plan.Finding{Code: CodeIstiodAmbientDisabled, Severity: plan.Blocking, Object: mesh.ObjectRef{Kind: "Deployment", Namespace: r.Namespace, Name: r.Deployment},
 			Message: fmt.Sprintf("no istiod revision runs with PILOT_ENABLE_AMBIENT=true (%s does not)", revisionNames(s)),
 			Remedy:  "upgrade istiod with --set profile=ambient, then restart sidecar workloads so they pick up ISTIO_META_ENABLE_HBONE"})
 	}
@@ -318,15 +318,15 @@ func namespaceFindings(ns *mesh.Namespace, add func(plan.Finding)) {
 	injection := ns.Labels[mesh.LabelInjection] == "enabled" || ns.Labels[mesh.LabelRev] != ""
 	switch {
 	case ns.Ambient() && sidecars == 0:
-		add(plan.Finding{Code: plan.CodeMigrationNamespaceAlreadyAmbient, Severity: plan.Blocking, Object: ref,
+		add(plan.Finding{Code: CodeMigrationNamespaceAlreadyAmbient, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("namespace %s is already labelled istio.io/dataplane-mode=ambient and runs no sidecars", ns.Name),
 			Remedy:  "nothing to migrate; validate it with istioctl ztunnel-config workloads"})
 	case ns.Ambient():
-		add(plan.Finding{Code: plan.CodeMigrationNamespacePartlyAmbient, Severity: plan.Info, Object: ref,
+		add(plan.Finding{Code: CodeMigrationNamespacePartlyAmbient, Severity: plan.Info, Object: ref,
 			Message: fmt.Sprintf("namespace %s is labelled for ambient but %d pods still run sidecars (sidecars win over ztunnel)", ns.Name, sidecars),
 			Remedy:  "resume the migration: remove the injection labels and restart the workloads"})
 	case sidecars == 0 && !injection:
-		add(plan.Finding{Code: plan.CodeMigrationNamespaceNotInMesh, Severity: plan.Blocking, Object: ref,
+		add(plan.Finding{Code: CodeMigrationNamespaceNotInMesh, Severity: plan.Blocking, Object: ref,
 			Message: fmt.Sprintf("namespace %s has no sidecar pods and no injection label, so it is not in the mesh", ns.Name),
 			Remedy:  "to add it to ambient directly, label it istio.io/dataplane-mode=ambient; there is no sidecar state to migrate"})
 	}
@@ -351,32 +351,32 @@ func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 	f := plan.Finding{Severity: plan.Waivable, Object: v.Policy, Remedy: v.Remedy}
 	switch v.Class {
 	case BlocksMigration:
-		f.Code, f.Severity = plan.CodePeerAuthenticationDisable, plan.Blocking
+		f.Code, f.Severity = CodePeerAuthenticationDisable, plan.Blocking
 	case Unknown:
-		f.Code, f.Severity = plan.CodePolicySpecInvalid, plan.Blocking
+		f.Code, f.Severity = CodePolicySpecInvalid, plan.Blocking
 		f.Message = fmt.Sprintf("%s: %s", v.Policy, v.Error)
 		return f, true
 	case DenyAllUnderZtunnel:
-		f.Code = plan.CodeAuthzPolicyBecomesDenyAll
+		f.Code = CodeAuthzPolicyBecomesDenyAll
 	case LosesL7Rules:
-		f.Code = plan.CodeAuthzPolicyLosesL7Rules
+		f.Code = CodeAuthzPolicyLosesL7Rules
 	case BroaderDeny:
-		f.Code = plan.CodeAuthzPolicyDeniesMore
+		f.Code = CodeAuthzPolicyDeniesMore
 	case BroaderAllow:
-		f.Code = plan.CodeAuthzPolicyAllowsMore
+		f.Code = CodeAuthzPolicyAllowsMore
 	case NoEffect:
-		f.Code = plan.CodeAuthzPolicyHasNoEffect
+		f.Code = CodeAuthzPolicyHasNoEffect
 	case NotEnforced:
-		f.Code = plan.CodePolicyNotEnforcedWithoutWaypoint
+		f.Code = CodePolicyNotEnforcedWithoutWaypoint
 	case DryRunIgnored:
-		f.Code, f.Severity = plan.CodeAuthzDryRunIgnored, plan.Info
+		f.Code, f.Severity = CodeAuthzDryRunIgnored, plan.Info
 	case PrincipalsMoveToWaypoint:
-		f.Code = plan.CodeAuthzCallerRulesSeeWaypoint
+		f.Code = CodeAuthzCallerRulesSeeWaypoint
 	case NeedsWaypoint:
 		if v.Status == nil || v.Status.Accepted {
 			return f, false
 		}
-		f.Code = plan.CodePolicyNotAcceptedByWaypoint
+		f.Code = CodePolicyNotAcceptedByWaypoint
 		f.Message = fmt.Sprintf("%s is not accepted on a waypoint (WaypointAccepted: %s)", v.Policy, orUnknown(v.Status.Reason))
 		if v.Status.Message != "" {
 			f.Message += ": " + v.Status.Message
@@ -393,22 +393,22 @@ func policyFinding(v PolicyVerdict) (plan.Finding, bool) {
 func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 	var out []plan.Finding
 	if v.Error != "" {
-		return []plan.Finding{{Code: plan.CodePolicySpecInvalid, Severity: plan.Blocking, Object: v.Route,
+		return []plan.Finding{{Code: CodePolicySpecInvalid, Severity: plan.Blocking, Object: v.Route,
 			Message: fmt.Sprintf("%s: %s", v.Route, v.Error), Remedy: "fix the object so it decodes; it is kept as it is and never deleted by a plan"}}
 	}
 	if len(v.UnresolvedHosts) > 0 && v.Route.Namespace == ns {
-		out = append(out, plan.Finding{Code: plan.CodeRouteHostNotResolved, Severity: plan.Waivable, Object: v.Route,
+		out = append(out, plan.Finding{Code: CodeRouteHostNotResolved, Severity: plan.Waivable, Object: v.Route,
 			Message: fmt.Sprintf("%s names host %s, which matches no Service of the snapshot (a ServiceEntry, an external or wildcard host, or a Service of a namespace that was not observed): readiness cannot tell whether ambient clients keep its rules",
 				v.Route, strings.Join(v.UnresolvedHosts, ", ")),
 			Remedy: "check what the host is: fix it if it is a typo, observe the namespace of its Service, or waive the code once you know that the move does not change what it does"})
 	}
 	if v.Route.Kind == "VirtualService" && v.MeshTraffic && len(v.Services) > 0 {
-		out = append(out, plan.Finding{Code: plan.CodeVirtualServiceNeedsHTTPRoute, Severity: plan.Waivable, Object: v.Route,
+		out = append(out, plan.Finding{Code: CodeVirtualServiceNeedsHTTPRoute, Severity: plan.Waivable, Object: v.Route,
 			Message: fmt.Sprintf("%s routes mesh traffic to %s; ambient clients ignore VirtualServices, so the rules apply only through an HTTPRoute on a waypoint", v.Route, refNames(v.Services)),
 			Remedy:  "apply the proposed HTTPRoute once the waypoint is ready, then back up and delete the VirtualService"})
 	}
 	if len(v.Untranslatable) > 0 {
-		out = append(out, plan.Finding{Code: plan.CodeRouteHasNoGatewayAPIEquivalent, Severity: plan.Waivable, Object: v.Route,
+		out = append(out, plan.Finding{Code: CodeRouteHasNoGatewayAPIEquivalent, Severity: plan.Waivable, Object: v.Route,
 			Message: fmt.Sprintf("%s uses what HTTPRoute cannot express: %s", v.Route, strings.Join(v.Untranslatable, "; ")),
 			Remedy:  "decide by hand how to replace these fields (or keep them for sidecar clients) before migrating"})
 	}
@@ -562,19 +562,19 @@ func waypointNeed(s *mesh.Snapshot, wv *waypointView, ns string, needs map[strin
 		out.Services = append(out.Services, sw)
 	}
 	if out.Needed && len(missing) > 0 {
-		add(plan.Finding{Code: plan.CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
+		add(plan.Finding{Code: CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Message:       fmt.Sprintf("Services %s of namespace %s need a waypoint (for %s) but will have none", strings.Join(missing, ", "), ns, refNames(out.NeededBy)),
 			Remedy:        "create a waypoint (istioctl waypoint apply -n " + ns + ") and label the namespace or the Services istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
 			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})
 	} else if out.Needed && len(out.Services) == 0 && out.Namespace == nil {
-		add(plan.Finding{Code: plan.CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
+		add(plan.Finding{Code: CodeWaypointNeededButMissing, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Namespace", Name: ns},
 			Message:       fmt.Sprintf("namespace %s needs a waypoint (for %s) but none is configured", ns, refNames(out.NeededBy)),
 			Remedy:        "create a waypoint and label the namespace istio.io/use-waypoint=<name>, or pass it as ReadinessOptions.Waypoint",
 			RemedyOptions: []plan.RemedyOption{{Option: "ReadinessOptions.Waypoint"}}})
 	}
 	for _, wp := range sortedKeys(notReady) {
 		wpNS, name, _ := strings.Cut(wp, "/")
-		add(plan.Finding{Code: plan.CodeWaypointNotReady, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Gateway", Namespace: wpNS, Name: name},
+		add(plan.Finding{Code: CodeWaypointNotReady, Severity: plan.Waivable, Object: mesh.ObjectRef{Kind: "Gateway", Namespace: wpNS, Name: name},
 			Message: fmt.Sprintf("waypoint %s is named by istio.io/use-waypoint but %s", wp, notReadyWhy(wv.gateway(wpNS, name))),
 			Remedy:  "create the waypoint (istioctl waypoint apply) and wait until its Gateway is Programmed before labelling the namespace for ambient"})
 	}

@@ -71,15 +71,15 @@ func TestReadinessGolden(t *testing.T) {
 			name: "shop", namespace: "shop",
 			opts: migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "shop-waypoint"}},
 			wantCodes: []plan.Code{
-				plan.CodePolicySpecInvalid, plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeAuthzCallerRulesSeeWaypoint, plan.CodeAuthzPolicyDeniesMore,
-				plan.CodeAuthzPolicyLosesL7Rules, plan.CodeAuthzPolicyHasNoEffect, plan.CodePolicyNotAcceptedByWaypoint, plan.CodePolicyNotEnforcedWithoutWaypoint,
-				plan.CodeRouteHasNoGatewayAPIEquivalent, plan.CodeTelemetryReporterChanges, plan.CodeVirtualServiceNeedsHTTPRoute,
+				migrate.CodePolicySpecInvalid, migrate.CodeAuthzPolicyBecomesDenyAll, migrate.CodeAuthzCallerRulesSeeWaypoint, migrate.CodeAuthzPolicyDeniesMore,
+				migrate.CodeAuthzPolicyLosesL7Rules, migrate.CodeAuthzPolicyHasNoEffect, migrate.CodePolicyNotAcceptedByWaypoint, migrate.CodePolicyNotEnforcedWithoutWaypoint,
+				migrate.CodeRouteHasNoGatewayAPIEquivalent, migrate.CodeTelemetryReporterChanges, migrate.CodeVirtualServiceNeedsHTTPRoute,
 			},
 			wantNeeded: true,
 		},
 		{
 			name: "ledger", namespace: "ledger",
-			wantCodes:  []plan.Code{plan.CodeTelemetryHTTPMetricsLost},
+			wantCodes:  []plan.Code{migrate.CodeTelemetryHTTPMetricsLost},
 			wantNeeded: false,
 		},
 	}
@@ -241,8 +241,8 @@ func TestProposalsNeverNameAWaypointThatIsNotThere(t *testing.T) {
 			t.Errorf("without a waypoint in the snapshot or the options, %s got a policy proposal: %v", p.For, p.Object["spec"])
 		}
 	}
-	if !hasCode(r.Findings, plan.CodeWaypointNeededButMissing) {
-		t.Errorf("no %s finding: %v", plan.CodeWaypointNeededButMissing, plan.Codes(r.Findings))
+	if !hasCode(r.Findings, migrate.CodeWaypointNeededButMissing) {
+		t.Errorf("no %s finding: %v", migrate.CodeWaypointNeededButMissing, plan.Codes(r.Findings))
 	}
 }
 
@@ -304,11 +304,11 @@ func TestReadinessChecksTheInstallationAndTheNamespace(t *testing.T) {
 		name, namespace string
 		want            []plan.Code
 	}{
-		{"a missing namespace is named", "nope", []plan.Code{plan.CodeMigrationNamespaceNotFound}},
-		{"an ambient namespace has nothing to migrate", "done", []plan.Code{plan.CodeMigrationNamespaceAlreadyAmbient}},
-		{"a namespace outside the mesh has nothing to migrate", "plain", []plan.Code{plan.CodeMigrationNamespaceNotInMesh}},
+		{"a missing namespace is named", "nope", []plan.Code{migrate.CodeMigrationNamespaceNotFound}},
+		{"an ambient namespace has nothing to migrate", "done", []plan.Code{migrate.CodeMigrationNamespaceAlreadyAmbient}},
+		{"a namespace outside the mesh has nothing to migrate", "plain", []plan.Code{migrate.CodeMigrationNamespaceNotInMesh}},
 	}
-	install := []plan.Code{plan.CodeCNIAmbientDisabled, plan.CodeGatewayAPICRDsMissing, plan.CodeIstiodAmbientDisabled, plan.CodeZtunnelMissing}
+	install := []plan.Code{plan.CodeCNIAmbientDisabled, plan.CodeGatewayAPICRDsMissing, migrate.CodeIstiodAmbientDisabled, plan.CodeZtunnelMissing}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := migrate.Readiness(s, tc.namespace, migrate.ReadinessOptions{})
@@ -358,7 +358,7 @@ func TestReadinessRejectsBadInput(t *testing.T) {
 
 func TestWaivingAWaivableCodeMakesTheNamespaceReady(t *testing.T) {
 	s := observeFiles(t, "testdata/readiness/ledger.yaml")
-	r, err := migrate.Readiness(s, "ledger", migrate.ReadinessOptions{Waive: []plan.Code{plan.CodeTelemetryHTTPMetricsLost}})
+	r, err := migrate.Readiness(s, "ledger", migrate.ReadinessOptions{Waive: []plan.Code{migrate.CodeTelemetryHTTPMetricsLost}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,8 +405,8 @@ func TestWaypointPrecedence(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("waypoints (-want +got):\n%s", d)
 	}
-	if !hasCode(r.Findings, plan.CodeWaypointNotReady) {
-		t.Errorf("a Service naming a waypoint that does not exist gives no %s: %v", plan.CodeWaypointNotReady, plan.Codes(r.Findings))
+	if !hasCode(r.Findings, migrate.CodeWaypointNotReady) {
+		t.Errorf("a Service naming a waypoint that does not exist gives no %s: %v", migrate.CodeWaypointNotReady, plan.Codes(r.Findings))
 	}
 }
 
@@ -418,7 +418,7 @@ func TestADestinationRuleOnAServiceWithoutWaypointStopsApplying(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []plan.Code{plan.CodeDestinationRuleNeedsWaypoint, plan.CodeWaypointNeededButMissing} {
+	for _, c := range []plan.Code{migrate.CodeDestinationRuleNeedsWaypoint, migrate.CodeWaypointNeededButMissing} {
 		if !hasCode(r.Findings, c) {
 			t.Errorf("no %s: %v", c, plan.Codes(r.Findings))
 		}

@@ -54,11 +54,11 @@ func TestAGatewayThatReliesOnTheNamespaceRevisionKeepsItsOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := findingOn(r.Findings, plan.CodeMigrationGatewayRevisionChanges, wp)
+	f, ok := findingOn(r.Findings, migrate.CodeMigrationGatewayRevisionChanges, wp)
 	if !ok || f.Severity != plan.Waivable || !strings.Contains(f.Message, "revision 1-30-3 owns it now, revision default would") {
 		t.Fatalf("readiness finding on the waypoint: %+v (found %v)", f, ok)
 	}
-	if _, ok := findingOn(r.Findings, plan.CodeMigrationGatewayRevisionChanges, mesh.ObjectRef{Kind: "Gateway", Namespace: "pay", Name: "pay-ingress"}); ok {
+	if _, ok := findingOn(r.Findings, migrate.CodeMigrationGatewayRevisionChanges, mesh.ObjectRef{Kind: "Gateway", Namespace: "pay", Name: "pay-ingress"}); ok {
 		t.Error("a Gateway with its own istio.io/rev keeps its owner, but it has a finding")
 	}
 	p, err := migrate.MigrateNamespace(s, "pay", migrate.Options{BackupFile: "/var/backups/pay.json"})
@@ -81,7 +81,7 @@ func TestAGatewayThatReliesOnTheNamespaceRevisionKeepsItsOwner(t *testing.T) {
 	if len(st.Postconditions) != 1 || st.Postconditions[0].Type != plan.CheckGatewayOwner || st.Postconditions[0].Params["revision"] != "1-30-3" {
 		t.Errorf("pin step's gate %+v: want the waypoint still owned by 1-30-3", st.Postconditions)
 	}
-	if f, _ := findingOn(p.Findings, plan.CodeMigrationGatewayRevisionChanges, wp); f.Severity != plan.Info || !p.Runnable() {
+	if f, _ := findingOn(p.Findings, migrate.CodeMigrationGatewayRevisionChanges, wp); f.Severity != plan.Info || !p.Runnable() {
 		t.Errorf("the plan resolves the finding by its pin step, but it is %s (runnable %v)", f.Severity, p.Runnable())
 	}
 }
@@ -93,11 +93,11 @@ func TestAGatewayThatReliesOnTheNamespaceRevisionKeepsItsOwner(t *testing.T) {
 func TestAGatewayChartDeploymentInjectedThroughTheNamespaceLabelBlocks(t *testing.T) {
 	s := observeFiles(t, "testdata/migrate/revisioned.yaml")
 	p, err := migrate.MigrateNamespace(s, "edge2", migrate.Options{BackupFile: "/var/backups/edge2.json",
-		Waive: []plan.Code{plan.CodeMigrationGatewayRevisionChanges}})
+		Waive: []plan.Code{migrate.CodeMigrationGatewayRevisionChanges}})
 	if !errors.Is(err, migrate.ErrBlocked) {
 		t.Fatalf("err = %v, want ErrBlocked", err)
 	}
-	f, ok := findingOn(p.Findings, plan.CodeMigrationGatewayRevisionChanges, mesh.ObjectRef{Kind: "Deployment", Namespace: "edge2", Name: "ingress"})
+	f, ok := findingOn(p.Findings, migrate.CodeMigrationGatewayRevisionChanges, mesh.ObjectRef{Kind: "Deployment", Namespace: "edge2", Name: "ingress"})
 	if !ok || f.Severity != plan.Blocking || !strings.Contains(f.Message, "revision default would inject them instead of revision 1-30-3") {
 		t.Errorf("finding: %+v (found %v)", f, ok)
 	}
@@ -141,9 +141,9 @@ func TestInjectorsThatInjectUnlabelledNamespacesGetInjectionDisabled(t *testing.
 			if rb == nil || rb.Labels[mesh.LabelRev] != "default" || !slices.Equal(rb.Remove, tc.undoRemove) {
 				t.Errorf("the restart's rollback %+v: want istio.io/rev=default back and %v removed", rb, tc.undoRemove)
 			}
-			_, told := findingOn(p.Findings, plan.CodeMigrationNamespacesInjectedByDefault, mesh.ObjectRef{Kind: "Namespace", Name: "billing"})
+			_, told := findingOn(p.Findings, migrate.CodeMigrationNamespacesInjectedByDefault, mesh.ObjectRef{Kind: "Namespace", Name: "billing"})
 			if told != (tc.wantSet != nil) {
-				t.Errorf("finding %s present = %v", plan.CodeMigrationNamespacesInjectedByDefault, told)
+				t.Errorf("finding %s present = %v", migrate.CodeMigrationNamespacesInjectedByDefault, told)
 			}
 		})
 	}
@@ -153,7 +153,7 @@ func TestInjectorsThatInjectUnlabelledNamespacesGetInjectionDisabled(t *testing.
 // unless a waypoint enforces its translated copy and the plan deletes it. Waiving the code must not
 // make such a plan runnable.
 func TestAWaiverDoesNotBuyACertainOutage(t *testing.T) {
-	waive := []plan.Code{plan.CodeAuthzPolicyBecomesDenyAll, plan.CodeWaypointNeededButMissing, plan.CodeAuthzPolicyHasNoEffect, plan.CodeVirtualServiceNeedsHTTPRoute, plan.CodeAuthzPolicyLosesL7Rules}
+	waive := []plan.Code{migrate.CodeAuthzPolicyBecomesDenyAll, migrate.CodeWaypointNeededButMissing, migrate.CodeAuthzPolicyHasNoEffect, migrate.CodeVirtualServiceNeedsHTTPRoute, migrate.CodeAuthzPolicyLosesL7Rules}
 	webGet := ref("AuthorizationPolicy", "checkout", "web-get")
 	tests := []struct {
 		name   string
@@ -188,7 +188,7 @@ func TestAWaiverDoesNotBuyACertainOutage(t *testing.T) {
 			if !errors.Is(err, migrate.ErrBlocked) || p.Runnable() {
 				t.Fatalf("err = %v, runnable %v: want a blocked plan", err, p != nil && p.Runnable())
 			}
-			f, _ := findingOn(p.Findings, plan.CodeAuthzPolicyBecomesDenyAll, tc.policy)
+			f, _ := findingOn(p.Findings, migrate.CodeAuthzPolicyBecomesDenyAll, tc.policy)
 			if f.Severity != plan.Blocking || f.Waived || !strings.Contains(f.Message, tc.says) || !strings.Contains(f.Message, "a waiver cannot make that safe") {
 				t.Errorf("finding %+v: want it blocking, not waived, saying %q", f, tc.says)
 			}
@@ -242,7 +242,7 @@ func TestReadinessThatCannotSeeSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, obj := range []mesh.ObjectRef{ref("VirtualService", "orders", "orders"), ref("DestinationRule", "orders", "orders")} {
-		f, ok := findingOn(r.Findings, plan.CodeRouteHostNotResolved, obj)
+		f, ok := findingOn(r.Findings, migrate.CodeRouteHostNotResolved, obj)
 		if !ok || f.Severity != plan.Waivable || !strings.Contains(f.Message, "orders.orders.svc.cluster.local") {
 			t.Errorf("%s: finding %+v (found %v), want ROUTE_HOST_NOT_RESOLVED naming the host", obj, f, ok)
 		}
@@ -254,7 +254,7 @@ func TestReadinessThatCannotSeeSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := findingOn(r.Findings, plan.CodeMigrationNamespaceRunsOnlyGateways, mesh.ObjectRef{Kind: "Namespace", Name: "istio-ingress"}); !ok || f.Severity != plan.Blocking || r.Ready {
+	if f, ok := findingOn(r.Findings, migrate.CodeMigrationNamespaceRunsOnlyGateways, mesh.ObjectRef{Kind: "Namespace", Name: "istio-ingress"}); !ok || f.Severity != plan.Blocking || r.Ready {
 		t.Errorf("istio-ingress: ready %v, finding %+v (found %v); want it blocked as a gateway's namespace", r.Ready, f, ok)
 	}
 }

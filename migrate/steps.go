@@ -423,7 +423,7 @@ func (b *stepper) validateSteps() {
 func (m *migration) existingTargetRefs() []plan.Check {
 	waived := map[mesh.ObjectRef]bool{}
 	for _, f := range m.p.Findings {
-		if f.Code == plan.CodePolicyNotAcceptedByWaypoint && f.Waived {
+		if f.Code == CodePolicyNotAcceptedByWaypoint && f.Waived {
 			waived[f.Object] = true
 		}
 	}

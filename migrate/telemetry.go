@@ -79,7 +79,7 @@ func lintTelemetry(s *mesh.Snapshot, ns string, wv *waypointView) TelemetryRepor
 		if !t.SelectsNamespace(ns) || !mergedMetricsEndpoint(t) {
 			continue
 		}
-		add(plan.Finding{Code: plan.CodeTelemetryScrapesMergedMetrics, Severity: plan.Waivable, Object: t.Object,
+		add(plan.Finding{Code: CodeTelemetryScrapesMergedMetrics, Severity: plan.Waivable, Object: t.Object,
 			Message: fmt.Sprintf("%s scrapes %s in namespace %s, the sidecar's merged metrics endpoint; ambient pods have no sidecar to serve it",
 				t.Object, endpoint(t), ns),
 			Remedy: "scrape the application's own metrics port, and ztunnel and waypoint pods for Istio metrics, as separate targets"})
@@ -151,7 +151,7 @@ func lintQuery(s *mesh.Snapshot, ns string, wv *waypointView, q mesh.TelemetryQu
 		}
 		switch {
 		case spanMetric(sel.metric):
-			add(plan.Finding{Code: plan.CodeTelemetryCountsSpans, Severity: plan.Info, Object: q.Object,
+			add(plan.Finding{Code: CodeTelemetryCountsSpans, Severity: plan.Info, Object: q.Object,
 				Message: fmt.Sprintf("%s counts spans (%s); once namespace %s is in ambient a hop gives one span per waypoint instead of two from sidecars", where, sel.metric, ns),
 				Remedy:  "halve expectations per hop, or count at the waypoint; check the SLO after the move"})
 		case httpMetric(sel.metric):
@@ -165,19 +165,19 @@ func lintHTTPSelector(s *mesh.Snapshot, ns string, wv *waypointView, q mesh.Tele
 	reporter := sidecarReporter(sel)
 	if sc == unscoped {
 		if len(without) > 0 || reporter != "" {
-			add(plan.Finding{Code: plan.CodeTelemetryMayDependOnNamespace, Severity: plan.Info, Object: q.Object,
+			add(plan.Finding{Code: CodeTelemetryMayDependOnNamespace, Severity: plan.Info, Object: q.Object,
 				Message: fmt.Sprintf("%s reads %s without naming a namespace; it may depend on namespace %s, whose HTTP metrics %s after the move", where, sel.metric, ns, mayChange(without, reporter)),
 				Remedy:  "scope the query with destination_workload_namespace, or check it against namespace " + ns})
 		}
 		return
 	}
 	if len(without) > 0 {
-		add(plan.Finding{Code: plan.CodeTelemetryHTTPMetricsLost, Severity: plan.Waivable, Object: q.Object,
+		add(plan.Finding{Code: CodeTelemetryHTTPMetricsLost, Severity: plan.Waivable, Object: q.Object,
 			Message: fmt.Sprintf("%s reads %s for namespace %s, but %s will have no waypoint; ztunnel reports TCP metrics only (istio_tcp_*)", where, sel.metric, ns, strings.Join(without, ", ")),
 			Remedy:  "add a waypoint for these Services, or rewrite the query over istio_tcp_* metrics"})
 	}
 	if reporter != "" && len(with) > 0 {
-		add(plan.Finding{Code: plan.CodeTelemetryReporterChanges, Severity: plan.Waivable, Object: q.Object,
+		add(plan.Finding{Code: CodeTelemetryReporterChanges, Severity: plan.Waivable, Object: q.Object,
 			Message: fmt.Sprintf("%s filters %s with %s; for %s the waypoint reports these metrics as reporter=\"waypoint\"", where, sel.metric, reporter, strings.Join(with, ", ")),
 			Remedy:  "match reporter=~\"destination|waypoint\" (or drop the reporter filter) before the move"})
 	}

@@ -35,24 +35,24 @@ func TestTelemetryLintFindsEveryPlantedProblem(t *testing.T) {
 			name:      "a namespace without a waypoint loses its HTTP metrics",
 			namespace: "shop",
 			want: []hit{
-				{plan.CodeTelemetryHTTPMetricsLost, "AnalysisTemplate shop/cart-success"},
-				{plan.CodeTelemetryHTTPMetricsLost, "PrometheusRule monitoring/shop-errors"},
-				{plan.CodeTelemetryHTTPMetricsLost, "ScaledObject shop/cart"},
-				{plan.CodeTelemetryScrapesMergedMetrics, "PodMonitor monitoring/envoy-stats"},
-				{plan.CodeTelemetryScrapesMergedMetrics, "ServiceMonitor shop/cart-merged"},
-				{plan.CodeTelemetryCountsSpans, "GrafanaDashboard monitoring/traces"},
-				{plan.CodeTelemetryMayDependOnNamespace, "ConfigMap monitoring/mesh-overview"},
-				{plan.CodeTelemetryMayDependOnNamespace, "MetricTemplate shop/error-rate"},
+				{migrate.CodeTelemetryHTTPMetricsLost, "AnalysisTemplate shop/cart-success"},
+				{migrate.CodeTelemetryHTTPMetricsLost, "PrometheusRule monitoring/shop-errors"},
+				{migrate.CodeTelemetryHTTPMetricsLost, "ScaledObject shop/cart"},
+				{migrate.CodeTelemetryScrapesMergedMetrics, "PodMonitor monitoring/envoy-stats"},
+				{migrate.CodeTelemetryScrapesMergedMetrics, "ServiceMonitor shop/cart-merged"},
+				{migrate.CodeTelemetryCountsSpans, "GrafanaDashboard monitoring/traces"},
+				{migrate.CodeTelemetryMayDependOnNamespace, "ConfigMap monitoring/mesh-overview"},
+				{migrate.CodeTelemetryMayDependOnNamespace, "MetricTemplate shop/error-rate"},
 			},
 		},
 		{
 			name:      "a namespace behind a waypoint changes reporter",
 			namespace: "pay",
 			want: []hit{
-				{plan.CodeTelemetryReporterChanges, "PrometheusRule monitoring/pay-latency"},
-				{plan.CodeTelemetryScrapesMergedMetrics, "PodMonitor monitoring/envoy-stats"},
-				{plan.CodeTelemetryMayDependOnNamespace, "ConfigMap monitoring/mesh-overview"},
-				{plan.CodeTelemetryMayDependOnNamespace, "MetricTemplate shop/error-rate"},
+				{migrate.CodeTelemetryReporterChanges, "PrometheusRule monitoring/pay-latency"},
+				{migrate.CodeTelemetryScrapesMergedMetrics, "PodMonitor monitoring/envoy-stats"},
+				{migrate.CodeTelemetryMayDependOnNamespace, "ConfigMap monitoring/mesh-overview"},
+				{migrate.CodeTelemetryMayDependOnNamespace, "MetricTemplate shop/error-rate"},
 			},
 		},
 	}
@@ -96,11 +96,11 @@ func TestAPlannedWaypointKeepsHTTPMetrics(t *testing.T) {
 	}
 	got := hits(r.Findings)
 	for _, h := range got {
-		if h.Code == plan.CodeTelemetryHTTPMetricsLost {
+		if h.Code == migrate.CodeTelemetryHTTPMetricsLost {
 			t.Errorf("HTTP metrics reported lost although a waypoint will serve shop: %v", h)
 		}
 	}
-	want := hit{plan.CodeTelemetryReporterChanges, "PrometheusRule monitoring/shop-errors"}
+	want := hit{migrate.CodeTelemetryReporterChanges, "PrometheusRule monitoring/shop-errors"}
 	if !cmp.Equal(true, containsHit(got, want)) {
 		t.Errorf("%v not in %v", want, got)
 	}
@@ -129,13 +129,13 @@ func TestQueryScoping(t *testing.T) {
 		expr string
 		want []plan.Code
 	}{
-		{"an exact namespace matcher scopes the query", `istio_requests_total{destination_workload_namespace="shop"}`, []plan.Code{plan.CodeTelemetryHTTPMetricsLost}},
-		{"a regexp that matches the namespace scopes it", `istio_requests_total{namespace=~"sh.p|other"}`, []plan.Code{plan.CodeTelemetryHTTPMetricsLost}},
+		{"an exact namespace matcher scopes the query", `istio_requests_total{destination_workload_namespace="shop"}`, []plan.Code{migrate.CodeTelemetryHTTPMetricsLost}},
+		{"a regexp that matches the namespace scopes it", `istio_requests_total{namespace=~"sh.p|other"}`, []plan.Code{migrate.CodeTelemetryHTTPMetricsLost}},
 		{"a regexp is anchored", `istio_requests_total{namespace=~"sho"}`, nil},
 		{"a negative matcher excludes the namespace", `istio_requests_total{destination_workload_namespace!="shop"}`, nil},
 		{"another namespace is not this one's concern", `istio_requests_total{destination_workload_namespace="billing"}`, nil},
-		{"no namespace may depend on it", `sum(istio_requests_total)`, []plan.Code{plan.CodeTelemetryMayDependOnNamespace}},
-		{"__name__ selectors are read", `{__name__="istio_requests_total", destination_workload_namespace="shop"}`, []plan.Code{plan.CodeTelemetryHTTPMetricsLost}},
+		{"no namespace may depend on it", `sum(istio_requests_total)`, []plan.Code{migrate.CodeTelemetryMayDependOnNamespace}},
+		{"__name__ selectors are read", `{__name__="istio_requests_total", destination_workload_namespace="shop"}`, []plan.Code{migrate.CodeTelemetryHTTPMetricsLost}},
 		{"metric names inside strings are not selectors", `label_replace(up, "x", "istio_requests_total", "", "")`, nil},
 		{"TCP metrics survive", `istio_tcp_received_bytes_total{reporter="destination",destination_workload_namespace="shop"}`, nil},
 		{"functions are not metrics", `istio_requests_total_rate()`, nil},

@@ -103,40 +103,6 @@ const (
 	CodeOldRevisionStillReferenced          Code = "OLD_REVISION_STILL_REFERENCED"
 	CodeTagOwnedByOldRelease                Code = "TAG_OWNED_BY_OLD_RELEASE"
 	CodeZtunnelReplacementResetsConnections Code = "ZTUNNEL_REPLACEMENT_RESETS_CONNECTIONS"
-
-	// Namespace migration.
-	CodeMigrationNamespaceNotFound           Code = "MIGRATION_NAMESPACE_NOT_FOUND"
-	CodeMigrationNamespaceNotInMesh          Code = "MIGRATION_NAMESPACE_NOT_IN_MESH"
-	CodeMigrationNamespaceAlreadyAmbient     Code = "MIGRATION_NAMESPACE_ALREADY_AMBIENT"
-	CodeMigrationNamespacePartlyAmbient      Code = "MIGRATION_NAMESPACE_PARTLY_AMBIENT"
-	CodeMigrationPodLabelSelectsInjection    Code = "MIGRATION_POD_LABEL_SELECTS_INJECTION"
-	CodeMigrationWorkloadNotRestartable      Code = "MIGRATION_WORKLOAD_NOT_RESTARTABLE"
-	CodeMigrationNamespacesInjectedByDefault Code = "MIGRATION_NAMESPACES_INJECTED_BY_DEFAULT"
-	CodeMigrationGatewayRevisionChanges      Code = "MIGRATION_GATEWAY_REVISION_CHANGES"
-	CodeMigrationNamespaceRunsOnlyGateways   Code = "MIGRATION_NAMESPACE_RUNS_ONLY_GATEWAYS"
-	CodeRouteHostNotResolved                 Code = "ROUTE_HOST_NOT_RESOLVED"
-	CodeIstiodAmbientDisabled                Code = "ISTIOD_AMBIENT_DISABLED"
-	CodePeerAuthenticationDisable            Code = "PEER_AUTHENTICATION_DISABLE"
-	CodePolicySpecInvalid                    Code = "POLICY_SPEC_INVALID"
-	CodeAuthzPolicyBecomesDenyAll            Code = "AUTHZ_POLICY_BECOMES_DENY_ALL"
-	CodeAuthzPolicyLosesL7Rules              Code = "AUTHZ_POLICY_LOSES_L7_RULES"
-	CodeAuthzPolicyDeniesMore                Code = "AUTHZ_POLICY_DENIES_MORE"
-	CodeAuthzPolicyAllowsMore                Code = "AUTHZ_POLICY_ALLOWS_MORE"
-	CodeAuthzPolicyHasNoEffect               Code = "AUTHZ_POLICY_HAS_NO_EFFECT"
-	CodeAuthzDryRunIgnored                   Code = "AUTHZ_DRY_RUN_IGNORED"
-	CodeAuthzCallerRulesSeeWaypoint          Code = "AUTHZ_CALLER_RULES_SEE_WAYPOINT"
-	CodePolicyNotEnforcedWithoutWaypoint     Code = "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT"
-	CodePolicyNotAcceptedByWaypoint          Code = "POLICY_NOT_ACCEPTED_BY_WAYPOINT"
-	CodeVirtualServiceNeedsHTTPRoute         Code = "VIRTUAL_SERVICE_NEEDS_HTTPROUTE"
-	CodeRouteHasNoGatewayAPIEquivalent       Code = "ROUTE_HAS_NO_GATEWAY_API_EQUIVALENT"
-	CodeDestinationRuleNeedsWaypoint         Code = "DESTINATION_RULE_NEEDS_WAYPOINT"
-	CodeWaypointNeededButMissing             Code = "WAYPOINT_NEEDED_BUT_MISSING"
-	CodeWaypointNotReady                     Code = "WAYPOINT_NOT_READY"
-	CodeTelemetryHTTPMetricsLost             Code = "TELEMETRY_HTTP_METRICS_LOST"
-	CodeTelemetryReporterChanges             Code = "TELEMETRY_REPORTER_CHANGES"
-	CodeTelemetryMayDependOnNamespace        Code = "TELEMETRY_MAY_DEPEND_ON_NAMESPACE"
-	CodeTelemetryScrapesMergedMetrics        Code = "TELEMETRY_SCRAPES_MERGED_METRICS"
-	CodeTelemetryCountsSpans                 Code = "TELEMETRY_COUNTS_SPANS"
 )
 
 // codeHelp is the catalog of codes with one line each, for docs and for checking waivers.
@@ -206,42 +172,33 @@ var codeHelp = map[Code]string{
 	CodeOldRevisionStillReferenced:          "the old revision is still referred to after the planned moves, so its removal is blocked",
 	CodeTagOwnedByOldRelease:                "the old revision's Helm release owns tag objects its uninstall would delete, and the plan cannot take them out of it",
 	CodeZtunnelReplacementResetsConnections: "replacing ztunnel resets long-lived connections of pods on the node",
-
-	CodeMigrationNamespaceNotFound:           "the namespace to migrate is not in the snapshot",
-	CodeMigrationNamespaceNotInMesh:          "the namespace to migrate has no sidecars and no mesh labels, so there is nothing to migrate",
-	CodeMigrationNamespaceAlreadyAmbient:     "the namespace is already labelled for ambient and runs no sidecars",
-	CodeMigrationNamespacePartlyAmbient:      "the namespace is labelled for ambient but pods still run sidecars: a migration is under way",
-	CodeMigrationPodLabelSelectsInjection:    "a workload's pods select sidecar injection themselves (pod label istio.io/rev or sidecar.istio.io/inject=true), so they come back with sidecars after the namespace label is removed",
-	CodeMigrationWorkloadNotRestartable:      "pods with sidecars belong to no Deployment, StatefulSet or DaemonSet, so the migration cannot restart them; they keep their sidecars until they are recreated",
-	CodeMigrationNamespacesInjectedByDefault: "an injector injects namespaces without injection labels (enableNamespacesByDefault), so the migration labels istio-injection=disabled instead of removing the labels",
-	CodeMigrationGatewayRevisionChanges:      "a gateway or waypoint relies on the namespace's istio.io/rev, so removing it hands the gateway to another revision (or its pods to another injector, or none)",
-	CodeMigrationNamespaceRunsOnlyGateways:   "the namespace runs gateways and no sidecar workload: a gateway's proxy is not a sidecar, there is nothing to migrate",
-	CodeRouteHostNotResolved:                 "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told",
-	CodeIstiodAmbientDisabled:                "no istiod revision runs with PILOT_ENABLE_AMBIENT, so ambient pods get no configuration",
-	CodePeerAuthenticationDisable:            "a PeerAuthentication disables mTLS, which ambient does not support; switch it to PERMISSIVE first",
-	CodePolicySpecInvalid:                    "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told",
-	CodeAuthzPolicyBecomesDenyAll:            "an ALLOW AuthorizationPolicy has only L7 rules; ztunnel drops them all and denies every request",
-	CodeAuthzPolicyLosesL7Rules:              "ztunnel drops the L7 rules of an AuthorizationPolicy (ALLOW: their requests are denied; DENY: they stop denying)",
-	CodeAuthzPolicyDeniesMore:                "ztunnel strips the L7 fields of a DENY rule, which then denies more than written",
-	CodeAuthzPolicyAllowsMore:                "ztunnel leaves fields of an ALLOW rule out (trustDomains), which then allows more than written",
-	CodeAuthzPolicyHasNoEffect:               "a DENY AuthorizationPolicy with only L7 rules has no effect under ztunnel",
-	CodeAuthzDryRunIgnored:                   "ztunnel ignores a dry-run AuthorizationPolicy unless istiod enables ambient dry run",
-	CodeAuthzCallerRulesSeeWaypoint:          "an L4 rule matches callers, but behind a waypoint ztunnel sees the waypoint's identity",
-	CodePolicyNotEnforcedWithoutWaypoint:     "a CUSTOM or AUDIT AuthorizationPolicy or a RequestAuthentication is enforced by nothing without a waypoint",
-	CodePolicyNotAcceptedByWaypoint:          "istiod has not accepted a targetRefs policy on a waypoint (status WaypointAccepted)",
-	CodeVirtualServiceNeedsHTTPRoute:         "a VirtualService is applied only by sidecars; ambient clients need an HTTPRoute on a waypoint",
-	CodeRouteHasNoGatewayAPIEquivalent:       "a VirtualService or DestinationRule uses fields HTTPRoute cannot express",
-	CodeDestinationRuleNeedsWaypoint:         "ztunnel does not apply DestinationRule traffic policies; only a waypoint serving the Service does",
-	CodeWaypointNeededButMissing:             "policies or routes need a waypoint for the namespace, but none is configured",
-	CodeWaypointNotReady:                     "the waypoint the namespace or a Service uses does not exist or has no ready pods",
-	CodeTelemetryHTTPMetricsLost:             "a query reads Istio HTTP metrics of workloads that will have no waypoint; ztunnel reports TCP metrics only",
-	CodeTelemetryReporterChanges:             "a query filters HTTP metrics by a sidecar reporter; waypoints report reporter=\"waypoint\"",
-	CodeTelemetryMayDependOnNamespace:        "a query reads Istio metrics without naming a namespace, so it may depend on the migrated one",
-	CodeTelemetryScrapesMergedMetrics:        "a PodMonitor or ServiceMonitor scrapes the sidecar's merged metrics, which ambient pods do not serve",
-	CodeTelemetryCountsSpans:                 "a query counts trace spans; ambient emits one span per waypoint instead of two per hop",
 }
 
-// KnownCode reports whether c is a code of this library.
+// CodeInfo is what the code catalog holds of one code: its one-line help and the severities its
+// findings are raised with (blocking, waivable, info, in that order).
+type CodeInfo struct {
+	Help       string
+	Severities []Severity
+}
+
+// RegisterCodes adds to the catalog (KnownCode, CodeHelp, AllCodes, CodeSeverities) the codes a
+// package of this module declares and raises, beside its planner: migrate's are in migrate. It is
+// called from that package's init, so a program knows the codes of the packages it links. A code
+// registered twice, or without help or severities, panics: the package is wrong, not its input.
+func RegisterCodes(codes map[Code]CodeInfo) {
+	for c, info := range codes {
+		if _, ok := codeHelp[c]; ok {
+			panic("plan.RegisterCodes: code " + string(c) + " is already in the catalog")
+		}
+		if info.Help == "" || len(info.Severities) == 0 {
+			panic("plan.RegisterCodes: code " + string(c) + " has no help or no severities")
+		}
+		codeHelp[c] = info.Help
+		codeSeverities[c] = append(severities(nil), info.Severities...)
+	}
+}
+
+// KnownCode reports whether c is a code of this library (of the packages the program links).
 func KnownCode(c Code) bool { _, ok := codeHelp[c]; return ok }
 
 // CodeHelp returns the one-line description of a code.

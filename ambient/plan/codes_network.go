@@ -28,38 +28,19 @@ const (
 	CodeWaypointNotProgrammed Code = "WAYPOINT_NOT_PROGRAMMED"
 	// CodeRouteParentHasNoWaypoint details: service. Object is the route, Related the Service.
 	CodeRouteParentHasNoWaypoint Code = "ROUTE_PARENT_HAS_NO_WAYPOINT"
-	// CodeIngressBypassesWaypoint details: waypoint. Object is the Service, Related the routes that
-	// send ingress traffic to it and the policies that move to its waypoint.
-	CodeIngressBypassesWaypoint Code = "INGRESS_BYPASSES_WAYPOINT"
-	// CodeCaptureExclusionIgnoredInAmbient details: annotations (comma-separated). Object is the workload.
-	CodeCaptureExclusionIgnoredInAmbient Code = "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT"
-	// CodeSidecarResourceNoEffect details: egressMode (outboundTrafficPolicy.mode when set). Object is
-	// the Sidecar.
-	CodeSidecarResourceNoEffect Code = "SIDECAR_RESOURCE_NO_EFFECT"
-	// CodeServiceEntryResolutionNoneUnsupported details: istiod (the oldest istiod version), fixedIn. Object is
-	// the ServiceEntry.
-	CodeServiceEntryResolutionNoneUnsupported Code = "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED"
-	// CodeWorkloadCallsSidecarAgent details: calls (comma-separated endpoints). Object is the
-	// workload.
-	CodeWorkloadCallsSidecarAgent Code = "WORKLOAD_CALLS_SIDECAR_AGENT"
 )
 
 func init() {
 	for c, help := range map[Code]string{
-		CodeNetworkPolicyBlocksHBONE:              "a NetworkPolicy admits the application's ports but not 15008, where ambient traffic arrives (HBONE)",
-		CodeNetworkPolicyBlocksAmbientProbes:      "a NetworkPolicy isolates pods from 169.254.7.127, the address istio-cni gives kubelet probes in ambient",
-		CodePrimaryCNIIncompatible:                "the primary CNI is configured in a way that breaks istio-cni's plugin or ambient redirection",
-		CodeCNIExcludesAmbientNamespace:           "istio-cni's excludeNamespaces lists an ambient namespace, whose pods leave the mesh from istio-cni 1.30",
-		CodeCNIEnvReferencesMissingKey:            "the istio-cni DaemonSet reads a key istio-cni-config does not have, so its pods cannot start",
-		CodeCNIBinDirWrongForPlatform:             "istio-cni writes its plugin to a CNI bin directory the platform's nodes do not use",
-		CodeWaypointDoesNotAllowNamespace:         "a namespace or Service uses a waypoint of another namespace whose listener does not admit it, so its traffic bypasses the waypoint",
-		CodeWaypointNotProgrammed:                 "istiod reports a waypoint not Programmed: it does not serve traffic whatever its pods say",
-		CodeRouteParentHasNoWaypoint:              "a route attached to a Service in ambient has no waypoint to apply it, so it is ignored",
-		CodeIngressBypassesWaypoint:               "ingress gateways send to a Service's pods directly, skipping the waypoint its L7 policies move to",
-		CodeCaptureExclusionIgnoredInAmbient:      "a workload excludes traffic from its sidecar with traffic.sidecar.istio.io annotations, which ambient ignores",
-		CodeSidecarResourceNoEffect:               "a Sidecar resource has no effect in ambient: its egress and ingress settings are lost",
-		CodeServiceEntryResolutionNoneUnsupported: "a ServiceEntry with resolution NONE gives ztunnel no endpoints before Istio 1.28, so ambient clients cannot reach it",
-		CodeWorkloadCallsSidecarAgent:             "a workload calls the sidecar agent's endpoints (quitquitquit), which do not exist without a sidecar",
+		CodeNetworkPolicyBlocksHBONE:         "a NetworkPolicy admits the application's ports but not 15008, where ambient traffic arrives (HBONE)",
+		CodeNetworkPolicyBlocksAmbientProbes: "a NetworkPolicy isolates pods from 169.254.7.127, the address istio-cni gives kubelet probes in ambient",
+		CodePrimaryCNIIncompatible:           "the primary CNI is configured in a way that breaks istio-cni's plugin or ambient redirection",
+		CodeCNIExcludesAmbientNamespace:      "istio-cni's excludeNamespaces lists an ambient namespace, whose pods leave the mesh from istio-cni 1.30",
+		CodeCNIEnvReferencesMissingKey:       "the istio-cni DaemonSet reads a key istio-cni-config does not have, so its pods cannot start",
+		CodeCNIBinDirWrongForPlatform:        "istio-cni writes its plugin to a CNI bin directory the platform's nodes do not use",
+		CodeWaypointDoesNotAllowNamespace:    "a namespace or Service uses a waypoint of another namespace whose listener does not admit it, so its traffic bypasses the waypoint",
+		CodeWaypointNotProgrammed:            "istiod reports a waypoint not Programmed: it does not serve traffic whatever its pods say",
+		CodeRouteParentHasNoWaypoint:         "a route attached to a Service in ambient has no waypoint to apply it, so it is ignored",
 	} {
 		codeHelp[c] = help
 	}

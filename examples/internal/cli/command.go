@@ -14,6 +14,9 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/execute"
 	"github.com/ambientkit/ambientkit/ambient/plan"
+	// Linked for its finding codes, which it registers in plan's catalog: every example lists and
+	// knows every code of the module, whichever planners it runs.
+	_ "github.com/ambientkit/ambientkit/migrate"
 )
 
 // Exit codes of the examples, like istioctl's precheck and analyze: zero when nothing stands in the

@@ -53,31 +53,45 @@ type action struct {
 	// objects, when set, names the objects the step changes, from its payload; they are reported in
 	// StepResult.Objects.
 	objects func(st *plan.Step) []mesh.ObjectRef
+	// interests, when set, are the events a unit of the step may wait on beside its postconditions'
+	// (see watch.go); they are registered before the unit runs.
+	interests func(st *plan.Step) []interest
+	// workloads, when set, are the workloads whose pods the step restarts (Restart, Reinject), which
+	// checks of the step's pods look at (SidecarsInjected).
+	workloads func(st *plan.Step) []mesh.ObjectRef
+	// phase, when set, is what a node whose unit runs a step of the kind is doing, for wave progress
+	// ("draining"); else the kind's name in lower case.
+	phase string
 }
 
-// actions is the executor's table of action kinds.
-var actions = map[plan.Kind]action{
-	plan.KindHelmInstall:   helmInstallAction,
-	plan.KindHelmUpgrade:   helmUpgradeAction,
-	plan.KindHelmUninstall: helmUninstallAction,
-	plan.KindHelmRollback:  helmRollbackAction,
-	plan.KindApplyObject:   applyObjectAction,
-	plan.KindDeleteObject:  deleteObjectAction,
-	plan.KindPatchLabels:   patchLabelsAction,
-	plan.KindAnnotate:      annotateAction,
-	plan.KindMoveTag:       moveTagAction,
-	plan.KindCordon:        cordonAction,
-	plan.KindUncordon:      uncordonAction,
-	plan.KindDrain:         drainAction,
-	plan.KindDeletePod:     deletePodAction,
-	plan.KindRestart:       restartAction,
-	plan.KindReinject:      reinjectAction,
-	plan.KindWaitFor:       waitForAction,
-	plan.KindVerify:        verifyAction,
-	plan.KindBackup:        backupAction,
-	plan.KindRestore:       restoreAction,
-	plan.KindApproval:      approvalAction,
-	plan.KindHealthGate:    healthGateAction,
+// actions is the executor's table of action kinds. It is filled by init, because actions' checks
+// look kinds up in it (a check of a restart's pods asks the restart's workloads).
+var actions map[plan.Kind]action
+
+func init() {
+	actions = map[plan.Kind]action{
+		plan.KindHelmInstall:   helmInstallAction,
+		plan.KindHelmUpgrade:   helmUpgradeAction,
+		plan.KindHelmUninstall: helmUninstallAction,
+		plan.KindHelmRollback:  helmRollbackAction,
+		plan.KindApplyObject:   applyObjectAction,
+		plan.KindDeleteObject:  deleteObjectAction,
+		plan.KindPatchLabels:   patchLabelsAction,
+		plan.KindAnnotate:      annotateAction,
+		plan.KindMoveTag:       moveTagAction,
+		plan.KindCordon:        cordonAction,
+		plan.KindUncordon:      uncordonAction,
+		plan.KindDrain:         drainAction,
+		plan.KindDeletePod:     deletePodAction,
+		plan.KindRestart:       restartAction,
+		plan.KindReinject:      reinjectAction,
+		plan.KindWaitFor:       waitForAction,
+		plan.KindVerify:        verifyAction,
+		plan.KindBackup:        backupAction,
+		plan.KindRestore:       restoreAction,
+		plan.KindApproval:      approvalAction,
+		plan.KindHealthGate:    healthGateAction,
+	}
 }
 
 // usesNoBackup is the backup part of actions that neither read nor write the backup store.

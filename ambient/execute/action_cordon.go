@@ -14,6 +14,7 @@ import (
 )
 
 var cordonAction = action{
+	phase: "cordoning",
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Cordon.Node, true)
 	},

@@ -16,6 +16,7 @@ import (
 )
 
 var deletePodAction = action{
+	phase: "replacing",
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.deletePods(ctx, r, st, rec, st.DeletePod)
 	},

@@ -23,6 +23,11 @@ import (
 )
 
 var drainAction = action{
+	// A drain waits on its node's pods and on the budgets that refuse its evictions.
+	interests: func(st *plan.Step) []interest {
+		return []interest{{kind: watchPods, node: st.Drain.Node}, {kind: watchBudgets}}
+	},
+	phase: "draining",
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},

@@ -12,6 +12,7 @@ import (
 )
 
 var reinjectAction = action{
+	workloads: func(st *plan.Step) []mesh.ObjectRef { return st.Reinject.Workloads },
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.reinject(ctx, r, st, rec, st.Reinject)
 	},

@@ -18,6 +18,15 @@ import (
 )
 
 var restartAction = action{
+	workloads: func(st *plan.Step) []mesh.ObjectRef { return st.Restart.Workloads },
+	// A restart waits on its workloads' rollouts.
+	interests: func(st *plan.Step) []interest {
+		var out []interest
+		for _, w := range st.Restart.Workloads {
+			out = append(out, workloadInterest(w.Kind, w.Namespace, w.Name)...)
+		}
+		return out
+	},
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.restart(ctx, r, st, rec, st.Restart)
 	},

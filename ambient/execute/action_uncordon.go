@@ -8,6 +8,7 @@ import (
 )
 
 var uncordonAction = action{
+	phase: "uncordoning",
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Uncordon.Node, false)
 	},

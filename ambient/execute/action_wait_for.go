@@ -10,6 +10,8 @@ import (
 )
 
 var waitForAction = action{
+	interests: func(st *plan.Step) []interest { return checkInterests(st.WaitFor.Check) },
+	phase:     "waiting",
 	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.waitFor(ctx, r, st, rec, st.WaitFor)
 	},

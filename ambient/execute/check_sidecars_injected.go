@@ -15,11 +15,8 @@ import (
 func checkSidecarsInjected(cp *checkPass, ctx context.Context, c plan.Check, _ plan.SidecarsInjectedArgs) (bool, string, error) {
 	ns := c.Object.Name
 	var workloads []mesh.ObjectRef
-	switch {
-	case cp.st.Reinject != nil:
-		workloads = cp.st.Reinject.Workloads
-	case cp.st.Restart != nil:
-		workloads = cp.st.Restart.Workloads
+	if a, ok := actions[cp.st.Kind()]; ok && a.workloads != nil {
+		workloads = a.workloads(cp.st)
 	}
 	want := map[mesh.ObjectRef]bool{}
 	for _, w := range workloads {

@@ -14,20 +14,13 @@ import (
 
 // What steps and checks wait on (see watch.go).
 
-// stepInterests are what a unit of st may wait on: a drain on its node's pods and on the budgets
-// that refuse its evictions, a wait on its check, a restart on its workloads, every step on its
-// postconditions. They are registered before the unit runs.
+// stepInterests are what a unit of st may wait on: what its kind says (a drain its node's pods and
+// the budgets that refuse its evictions, a wait its check, a restart its workloads), and every step
+// its postconditions. They are registered before the unit runs.
 func stepInterests(st *plan.Step) []interest {
 	var out []interest
-	switch {
-	case st.Drain != nil:
-		out = append(out, interest{kind: watchPods, node: st.Drain.Node}, interest{kind: watchBudgets})
-	case st.WaitFor != nil:
-		out = append(out, checkInterests(st.WaitFor.Check)...)
-	case st.Restart != nil:
-		for _, w := range st.Restart.Workloads {
-			out = append(out, workloadInterest(w.Kind, w.Namespace, w.Name)...)
-		}
+	if a, ok := actions[st.Kind()]; ok && a.interests != nil {
+		out = append(out, a.interests(st)...)
 	}
 	for _, c := range st.Postconditions {
 		out = append(out, checkInterests(c)...)

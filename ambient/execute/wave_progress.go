@@ -114,17 +114,8 @@ func phaseName(np NodeProgress) string {
 	case StatusFailed:
 		return "failed"
 	}
-	switch np.Kind {
-	case plan.KindCordon:
-		return "cordoning"
-	case plan.KindDrain:
-		return "draining"
-	case plan.KindDeletePod:
-		return "replacing"
-	case plan.KindUncordon:
-		return "uncordoning"
-	case plan.KindWaitFor:
-		return "waiting"
+	if a, ok := actions[np.Kind]; ok && a.phase != "" {
+		return a.phase
 	}
 	return strings.ToLower(string(np.Kind))
 }

@@ -2,7 +2,6 @@ package runbook
 
 import (
 	"strings"
-
 )
 
 // What a runbook line asks a person to type.

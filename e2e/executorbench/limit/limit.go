@@ -21,7 +21,6 @@ import (
 	"sort"
 	"time"
 
-
 	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
 )
 

@@ -36,7 +36,7 @@ type action struct {
 	// run carries out one bounded unit of the step. In a dry run (r.dry) it changes nothing and says
 	// what it would change. It is idempotent: run again after it finished, or after a crash between
 	// its effect and the journal write, it finds the effect and does not act twice.
-	run func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error)
+	run func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error)
 	// stale, when set, says what changed in the live mesh since planning that the step depends on;
 	// first is shared by the steps of one plan (a release upgraded twice is judged at its first).
 	stale func(st *plan.Step, s *mesh.Snapshot, first map[string]bool, add func(format string, a ...any))
@@ -98,7 +98,7 @@ func init() {
 func usesNoBackup(*plan.Step, bool) (string, bool) { return "", false }
 
 // act runs one unit of the step's action.
-func (e *Executor) act(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+func (e *engine) act(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 	a, ok := actions[st.Kind()]
 	if !ok {
 		return outcome{}, fmt.Errorf("the step has no action this executor knows (kind %q); upgrade ambientkit or re-plan", st.Kind())
@@ -113,7 +113,7 @@ func skippedGone(node string) outcome {
 
 // nodeGone reports whether the node no longer exists (one GET, then remembered for the run), and
 // reports it once per run with a NodeGone event.
-func (e *Executor) nodeGone(ctx context.Context, r *run, st *plan.Step, node string) (bool, error) {
+func (e *engine) nodeGone(ctx context.Context, r *run, st *plan.Step, node string) (bool, error) {
 	if r.isGone(node) {
 		return true, nil
 	}
@@ -126,7 +126,7 @@ func (e *Executor) nodeGone(ctx context.Context, r *run, st *plan.Step, node str
 }
 
 // markGone records a node found gone and emits NodeGone once per run.
-func (e *Executor) markGone(r *run, st *plan.Step, node string) {
+func (e *engine) markGone(r *run, st *plan.Step, node string) {
 	if !r.markGoneOnce(node) {
 		return
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 var annotateAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		a := st.Annotate
 		return e.patchMetadata(ctx, r, st, metadataPatch{field: "annotations", verb: "annotate", apiVersion: a.APIVersion, objects: a.Targets(), set: a.Set, remove: a.Remove})
 	},

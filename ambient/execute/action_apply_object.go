@@ -11,7 +11,7 @@ import (
 )
 
 var applyObjectAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.applyObjects(ctx, r, []map[string]any{st.ApplyObject.Object})
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.ApplyObject.Ref()} },
@@ -35,7 +35,7 @@ func describeObj(u *unstructured.Unstructured) string {
 	return mesh.ObjectRef{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}.String()
 }
 
-func (e *Executor) applyObjects(ctx context.Context, r *run, objs []map[string]any) (outcome, error) {
+func (e *engine) applyObjects(ctx context.Context, r *run, objs []map[string]any) (outcome, error) {
 	var changes []string
 	for _, m := range objs {
 		u, err := objectFromPlan(m)
@@ -73,7 +73,7 @@ func (e *Executor) applyObjects(ctx context.Context, r *run, objs []map[string]a
 }
 
 // applied reports whether the live object already holds every field of the desired one.
-func (e *Executor) applied(ctx context.Context, desired *unstructured.Unstructured) bool {
+func (e *engine) applied(ctx context.Context, desired *unstructured.Unstructured) bool {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 var approvalAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.approval(ctx, r, st)
 	},
 	// Approvals are recorded at once: nobody is asked twice.
@@ -16,7 +16,7 @@ var approvalAction = action{
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) approval(ctx context.Context, r *run, st *plan.Step) (outcome, error) {
+func (e *engine) approval(ctx context.Context, r *run, st *plan.Step) (outcome, error) {
 	if r.dry {
 		return finished("would ask for approval: " + st.Approval.Message), nil
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 var backupAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.backup(ctx, r, st, rec, st.Backup)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef {
@@ -32,7 +32,7 @@ var backupAction = action{
 
 // backup runs a Backup step: read every object (or Helm release), write them, read them back and
 // compare. The digest of what was written goes into the journal; deletions check against it.
-func (e *Executor) backup(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, b *plan.Backup) (outcome, error) {
+func (e *engine) backup(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, b *plan.Backup) (outcome, error) {
 	if d := rec.State["digest"]; d != "" {
 		if _, err := e.readBackup(ctx, r, st.ID, d); err != nil {
 			return outcome{}, err

@@ -15,7 +15,7 @@ import (
 
 var cordonAction = action{
 	phase: "cordoning",
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Cordon.Node, true)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Cordon.Node) },
@@ -36,7 +36,7 @@ var schedulingJournal = &journalPolicy{later: true, across: map[plan.Kind]nodeMa
 // first attempt for a node this run already cordoned or uncordoned itself: that node is as this run
 // left it, and whatever a crashed run left unrecorded about it is behind (see journalPolicy), so
 // the uncordon that follows a cordon merge-patches straight away. A retry reads first.
-func (e *Executor) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {
+func (e *engine) setUnschedulable(ctx context.Context, r *run, st *plan.Step, node string, want bool) (outcome, error) {
 	verb := map[bool]string{true: "cordoned", false: "uncordoned"}[want]
 	var change string
 	blind := !r.dry && r.scheduledByRun(node)

@@ -13,7 +13,7 @@ import (
 )
 
 var deleteObjectAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.deleteObject(ctx, r, st, rec, st.DeleteObject)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return []mesh.ObjectRef{st.DeleteObject.Object} },
@@ -42,7 +42,7 @@ func refObject(apiVersion string, ref mesh.ObjectRef) (*unstructured.Unstructure
 	return u, nil
 }
 
-func (e *Executor) deleteObject(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.DeleteObject) (outcome, error) {
+func (e *engine) deleteObject(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.DeleteObject) (outcome, error) {
 	u, err := refObject(d.APIVersion, d.Object)
 	if err != nil {
 		return outcome{}, err

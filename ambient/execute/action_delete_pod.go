@@ -17,7 +17,7 @@ import (
 
 var deletePodAction = action{
 	phase: "replacing",
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.deletePods(ctx, r, st, rec, st.DeletePod)
 	},
 	counts:  "pods replaced",
@@ -32,7 +32,7 @@ var deletePodJournal = &journalPolicy{later: true, acrossAll: true, recordsItsel
 
 // deletePods deletes the selected pods. It records their UIDs first and deletes with a UID
 // precondition, so a resumed step never deletes the replacement a controller created.
-func (e *Executor) deletePods(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ps *plan.PodSelection) (outcome, error) {
+func (e *engine) deletePods(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ps *plan.PodSelection) (outcome, error) {
 	where := "namespace " + ps.Namespace
 	if ps.Node != "" {
 		where += " on node " + ps.Node
@@ -140,7 +140,7 @@ const drainViewAge = 2 * time.Second
 // so a pod replaced since (by its controller or anyone) is never deleted, only found gone; a pod
 // created since is the DaemonSet's at its current template, which is what the step wants running.
 // A retry, a resumed run, a Step call or anything else between the drain and the deletion lists.
-func (e *Executor) podsFromDrain(r *run, ps *plan.PodSelection) ([]corev1.Pod, bool) {
+func (e *engine) podsFromDrain(r *run, ps *plan.PodSelection) ([]corev1.Pod, bool) {
 	v := r.lastPods
 	r.lastPods = podsView{}
 	if r.dry || ps.Node == "" || v.node != ps.Node {

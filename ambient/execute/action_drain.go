@@ -28,7 +28,7 @@ var drainAction = action{
 		return []interest{{kind: watchPods, node: st.Drain.Node}, {kind: watchBudgets}}
 	},
 	phase: "draining",
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.drain(ctx, r, st, rec, st.Drain)
 	},
 	counts:  "drained",
@@ -78,7 +78,7 @@ func hasEmptyDir(p *corev1.Pod) bool {
 // Between passes it waits on the watch of pods for every pod it evicted, or that was terminating, to
 // be gone (and for a Job pod to finish, or a pod to arrive), and on the budgets that refused it to
 // allow a disruption again.
-func (e *Executor) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain) (outcome, error) {
+func (e *engine) drain(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain) (outcome, error) {
 	var pods corev1.PodList
 	if err := e.retry(ctx, "list pods on node "+d.Node, func(ctx context.Context) error {
 		return e.c.List(ctx, &pods, client.MatchingFields{"spec.nodeName": d.Node})
@@ -224,7 +224,7 @@ const evictAtOnce = 16
 
 // evict asks the Eviction API to evict each pod of ds.evict, once (dryRun=All in a dry run), up to
 // evictAtOnce at a time; the answers are sorted in ds in the pods' order.
-func (e *Executor) evict(ctx context.Context, r *run, d *plan.NodeDrain, ds *drainSet) error {
+func (e *engine) evict(ctx context.Context, r *run, d *plan.NodeDrain, ds *drainSet) error {
 	errs := make([]error, len(ds.evict))
 	sem := make(chan struct{}, evictAtOnce)
 	var wg sync.WaitGroup
@@ -288,7 +288,7 @@ func dryDrain(d *plan.NodeDrain, ds *drainSet, pdbs, pdbNames []string) outcome 
 
 // drainWaits ends a pass that left pods on the node: it fails the drain past its timeout, and
 // otherwise says what the drain waits for, in words and for the watches.
-func (e *Executor) drainWaits(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain, ds *drainSet, total int, pdbs, pdbNames []string) (outcome, error) {
+func (e *engine) drainWaits(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, d *plan.NodeDrain, ds *drainSet, total int, pdbs, pdbNames []string) (outcome, error) {
 	timeout := e.opts.DefaultDrainTimeout
 	if d.TimeoutSeconds > 0 {
 		timeout = time.Duration(d.TimeoutSeconds) * time.Second
@@ -354,7 +354,7 @@ func drainTimeout(d *plan.NodeDrain, ds *drainSet, timeout time.Duration, still 
 // drainWatch says what wakes the drain: every pod it evicted, or found terminating, gone (a pod
 // that arrives on the node, or a Job pod that finishes, too); a budget that refused it allowing a
 // disruption again. A pass with evictions that failed with a transient error polls.
-func (e *Executor) drainWatch(r *run, d *plan.NodeDrain, ds *drainSet, pdbNames []string) {
+func (e *engine) drainWatch(r *run, d *plan.NodeDrain, ds *drainSet, pdbNames []string) {
 	pending := map[types.UID]bool{}
 	for _, p := range append(append([]*corev1.Pod(nil), ds.terminating...), ds.evictedPods...) {
 		pending[p.UID] = true
@@ -458,7 +458,7 @@ func podRefs(ps []*corev1.Pod) []string {
 // blockingBudgets names the PodDisruptionBudgets covering the blocked pods ("namespace/name") and
 // describes them, from one LIST of all budgets: for refusals that named no budget (the API server
 // names it in the 429's cause, budgetCause).
-func (e *Executor) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (names, descs []string, err error) {
+func (e *engine) blockingBudgets(ctx context.Context, blocked []*corev1.Pod) (names, descs []string, err error) {
 	var list policyv1.PodDisruptionBudgetList
 	if err := e.retry(ctx, "list PodDisruptionBudgets", func(ctx context.Context) error { return e.c.List(ctx, &list) }); err != nil {
 		return nil, nil, fmt.Errorf("list PodDisruptionBudgets to name what holds the drain: %w", err)
@@ -499,7 +499,7 @@ const namespaceTTL = 30 * time.Second
 // namespaceTTL of a run: namespaces join ambient rarely, and a drain that misses one joined seconds
 // ago only leaves its pods on a node whose ztunnel is then replaced (their connections reset once).
 // Checks that guard a removal (NoAmbientPods) list every time.
-func (e *Executor) ambientNamespacesFor(ctx context.Context, r *run) (map[string]bool, error) {
+func (e *engine) ambientNamespacesFor(ctx context.Context, r *run) (map[string]bool, error) {
 	now := e.clock.Now()
 	if ns, ok := r.cachedAmbientNS(now, namespaceTTL); ok {
 		return ns, nil
@@ -513,7 +513,7 @@ func (e *Executor) ambientNamespacesFor(ctx context.Context, r *run) (map[string
 }
 
 // ambientNamespaces lists the namespaces labelled istio.io/dataplane-mode=ambient (one LIST).
-func (e *Executor) ambientNamespaces(ctx context.Context) (map[string]bool, error) {
+func (e *engine) ambientNamespaces(ctx context.Context) (map[string]bool, error) {
 	var nss corev1.NamespaceList
 	if err := e.list(ctx, "namespaces", &nss); err != nil {
 		return nil, err

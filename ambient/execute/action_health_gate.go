@@ -9,14 +9,14 @@ import (
 )
 
 var healthGateAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.healthGate(ctx, r, st, rec, st.HealthGate)
 	},
 	journal: journalLooks,
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) healthGate(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, g *plan.HealthGate) (outcome, error) {
+func (e *engine) healthGate(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, g *plan.HealthGate) (outcome, error) {
 	probe, ok := e.opts.Probes[g.Probe]
 	if !ok {
 		return outcome{}, fmt.Errorf("no probe named %q is registered; add it to Options.Probes (it answers for %q)", g.Probe, g.Scope)

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-func (e *Executor) helmClient() (HelmClient, error) {
+func (e *engine) helmClient() (HelmClient, error) {
 	if e.helm == nil {
 		return nil, errors.New("Options.Helm is nil but the plan has Helm steps; pass a HelmClient (helmsdk.New)")
 	}
@@ -16,7 +16,7 @@ func (e *Executor) helmClient() (HelmClient, error) {
 }
 
 // helmGet returns the release, or nil when it does not exist.
-func (e *Executor) helmGet(ctx context.Context, name, ns string) (*Release, error) {
+func (e *engine) helmGet(ctx context.Context, name, ns string) (*Release, error) {
 	hc, err := e.helmClient()
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (e *Executor) helmGet(ctx context.Context, name, ns string) (*Release, erro
 
 // helmAct runs a Helm write. After an error it asks tookEffect whether the write happened anyway (a
 // lost response); if so the error is forgotten, otherwise transient errors are retried.
-func (e *Executor) helmAct(ctx context.Context, what string, do func(context.Context) error, tookEffect func(context.Context) bool) error {
+func (e *engine) helmAct(ctx context.Context, what string, do func(context.Context) error, tookEffect func(context.Context) bool) error {
 	delay := e.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		err := do(ctx)

@@ -9,7 +9,7 @@ import (
 )
 
 var helmInstallAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmInstall(ctx, r, rec, st.HelmInstall)
 	},
 	stale: func(st *plan.Step, s *mesh.Snapshot, _ map[string]bool, add func(string, ...any)) {
@@ -27,7 +27,7 @@ var helmInstallAction = action{
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) helmInstall(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {
+func (e *engine) helmInstall(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {
 	hc, err := e.helmClient()
 	if err != nil {
 		return outcome{}, err

@@ -10,7 +10,7 @@ import (
 )
 
 var helmRollbackAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmRollback(ctx, r, rec, st.HelmRollback)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef {
@@ -20,7 +20,7 @@ var helmRollbackAction = action{
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) helmRollback(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRollback) (outcome, error) {
+func (e *engine) helmRollback(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRollback) (outcome, error) {
 	hc, err := e.helmClient()
 	if err != nil {
 		return outcome{}, err

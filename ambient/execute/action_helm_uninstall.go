@@ -10,7 +10,7 @@ import (
 )
 
 var helmUninstallAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmUninstall(ctx, r, st, rec, st.HelmUninstall)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef {
@@ -26,7 +26,7 @@ var helmUninstallAction = action{
 	},
 }
 
-func (e *Executor) helmUninstall(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, u *plan.HelmUninstall) (outcome, error) {
+func (e *engine) helmUninstall(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, u *plan.HelmUninstall) (outcome, error) {
 	hc, err := e.helmClient()
 	if err != nil {
 		return outcome{}, err

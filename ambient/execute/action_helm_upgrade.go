@@ -10,7 +10,7 @@ import (
 )
 
 var helmUpgradeAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.helmUpgrade(ctx, r, rec, st.HelmUpgrade)
 	},
 	stale: func(st *plan.Step, s *mesh.Snapshot, first map[string]bool, add func(string, ...any)) {
@@ -38,7 +38,7 @@ var helmUpgradeAction = action{
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {
+func (e *engine) helmUpgrade(ctx context.Context, r *run, rec *StepRecord, h *plan.HelmRelease) (outcome, error) {
 	hc, err := e.helmClient()
 	if err != nil {
 		return outcome{}, err

@@ -9,7 +9,7 @@ import (
 )
 
 var moveTagAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		if len(st.MoveTag.Objects) == 0 {
 			return outcome{}, fmt.Errorf("moveTag of tag %q carries no rendered objects; re-plan with a planner that renders them", st.MoveTag.Tag)
 		}

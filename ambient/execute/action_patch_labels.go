@@ -17,7 +17,7 @@ import (
 )
 
 var patchLabelsAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		pl := st.PatchLabels
 		return e.patchMetadata(ctx, r, st, metadataPatch{field: "labels", verb: "label", apiVersion: pl.APIVersion, objects: pl.Targets(), set: pl.Set, remove: pl.Remove})
 	},
@@ -39,7 +39,7 @@ type metadataPatch struct {
 // patchMetadata merge-patches, object by object, only the keys that differ (a re-run that finds
 // them as planned changes nothing). Several objects are read with one LIST of their metadata, so
 // only the ones that differ cost a request. A node that is gone is skipped.
-func (e *Executor) patchMetadata(ctx context.Context, r *run, st *plan.Step, m metadataPatch) (outcome, error) {
+func (e *engine) patchMetadata(ctx context.Context, r *run, st *plan.Step, m metadataPatch) (outcome, error) {
 	if len(m.objects) == 0 {
 		return outcome{}, fmt.Errorf("%s names no object; fix the plan", m.verb)
 	}
@@ -110,7 +110,7 @@ func (e *Executor) patchMetadata(ctx context.Context, r *run, st *plan.Step, m m
 
 // patchOne patches one object's keys that differ from cur (read first when known is false); it
 // returns "" when none does.
-func (e *Executor) patchOne(ctx context.Context, r *run, gvk schema.GroupVersionKind, o mesh.ObjectRef, m metadataPatch, cur map[string]string, known bool) (string, error) {
+func (e *engine) patchOne(ctx context.Context, r *run, gvk schema.GroupVersionKind, o mesh.ObjectRef, m metadataPatch, cur map[string]string, known bool) (string, error) {
 	var change string
 	err := e.retry(ctx, "patch "+m.field+" of "+o.String(), func(ctx context.Context) error {
 		obj := &metav1.PartialObjectMetadata{}

@@ -13,7 +13,7 @@ import (
 
 var reinjectAction = action{
 	workloads: func(st *plan.Step) []mesh.ObjectRef { return st.Reinject.Workloads },
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.reinject(ctx, r, st, rec, st.Reinject)
 	},
 	journal: journalAtOnce,
@@ -22,7 +22,7 @@ var reinjectAction = action{
 
 // reinject labels the namespace for injection again, then restarts its workloads in batches (the
 // restart's own bookkeeping makes each batch happen once).
-func (e *Executor) reinject(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ri *plan.Reinject) (outcome, error) {
+func (e *engine) reinject(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ri *plan.Reinject) (outcome, error) {
 	var changes []string
 	if rec.State["labelled"] != "true" {
 		out, err := e.patchMetadata(ctx, r, st, metadataPatch{field: "labels", verb: "label", apiVersion: "v1",
@@ -68,7 +68,7 @@ func (e *Executor) reinject(ctx context.Context, r *run, st *plan.Step, rec *Ste
 }
 
 // restartStamp reads the restartedAt annotation of a workload's pod template.
-func (e *Executor) restartStamp(ctx context.Context, w mesh.ObjectRef) (string, error) {
+func (e *engine) restartStamp(ctx context.Context, w mesh.ObjectRef) (string, error) {
 	gvk, err := workloadGVK(w.Kind)
 	if err != nil {
 		return "", err

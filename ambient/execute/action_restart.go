@@ -27,7 +27,7 @@ var restartAction = action{
 		}
 		return out
 	},
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.restart(ctx, r, st, rec, st.Restart)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return append([]mesh.ObjectRef(nil), st.Restart.Workloads...) },
@@ -46,7 +46,7 @@ func workloadGVK(kind string) (schema.GroupVersionKind, error) {
 	return schema.GroupVersionKind{}, fmt.Errorf("cannot restart a %s; only Deployments, StatefulSets and DaemonSets roll out", kind)
 }
 
-func (e *Executor) restart(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, rs *plan.Restart) (outcome, error) {
+func (e *engine) restart(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, rs *plan.Restart) (outcome, error) {
 	size := max(1, rs.BatchSize)
 	batches := (len(rs.Workloads) + size - 1) / size
 	if r.dry {
@@ -112,7 +112,7 @@ func (e *Executor) restart(ctx context.Context, r *run, st *plan.Step, rec *Step
 
 // stampRestart sets the restartedAt annotation of a workload's pod template to stamp, unless it is
 // already there.
-func (e *Executor) stampRestart(ctx context.Context, w mesh.ObjectRef, stamp string) (bool, error) {
+func (e *engine) stampRestart(ctx context.Context, w mesh.ObjectRef, stamp string) (bool, error) {
 	gvk, err := workloadGVK(w.Kind)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", w, err)

@@ -8,7 +8,7 @@ import (
 )
 
 var restoreAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.restore(ctx, r, st.Restore)
 	},
 	journal: journalAtOnce,
@@ -19,7 +19,7 @@ var restoreAction = action{
 // restore applies objects again from a backup, checked against the digest recorded when it was
 // written. What the API server set on the saved objects (resourceVersion, uid, timestamps, status)
 // is dropped; the rest is server-side applied. Applying twice changes nothing.
-func (e *Executor) restore(ctx context.Context, r *run, rs *plan.Restore) (outcome, error) {
+func (e *engine) restore(ctx context.Context, r *run, rs *plan.Restore) (outcome, error) {
 	bs := r.record(rs.BackupStep)
 	if bs == nil || bs.State["digest"] == "" {
 		if r.dry {

@@ -9,7 +9,7 @@ import (
 
 var uncordonAction = action{
 	phase: "uncordoning",
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.setUnschedulable(ctx, r, st, st.Uncordon.Node, false)
 	},
 	objects: func(st *plan.Step) []mesh.ObjectRef { return nodeRef(st.Uncordon.Node) },

@@ -9,14 +9,14 @@ import (
 )
 
 var verifyAction = action{
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, _ *StepRecord) (outcome, error) {
 		return e.verify(ctx, r, st, st.Verify)
 	},
 	journal: journalLooks,
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) verify(ctx context.Context, r *run, st *plan.Step, v *plan.Verification) (outcome, error) {
+func (e *engine) verify(ctx context.Context, r *run, st *plan.Step, v *plan.Verification) (outcome, error) {
 	if r.dry {
 		var what []string
 		for _, c := range v.Checks {

@@ -12,14 +12,14 @@ import (
 var waitForAction = action{
 	interests: func(st *plan.Step) []interest { return checkInterests(st.WaitFor.Check) },
 	phase:     "waiting",
-	run: func(e *Executor, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
+	run: func(e *engine, ctx context.Context, r *run, st *plan.Step, rec *StepRecord) (outcome, error) {
 		return e.waitFor(ctx, r, st, rec, st.WaitFor)
 	},
 	journal: journalLooks,
 	backup:  usesNoBackup,
 }
 
-func (e *Executor) waitFor(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, w *plan.WaitFor) (outcome, error) {
+func (e *engine) waitFor(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, w *plan.WaitFor) (outcome, error) {
 	if r.dry {
 		return finished("would wait until " + w.Check.Description), nil
 	}

@@ -8,15 +8,12 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// Apply runs the plan to the end (or to ApplyOptions.Until), blocking. See the package documentation
-// for the order of checks. The steps outside waves run one after another; the node units of a wave
-// run at the same time (runWave). On error the Result holds the steps reached, and, when a wave
-// stopped, the state of each of its nodes; the journal lets a later Apply of the same plan resume.
-func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*Result, error) {
+// apply is Executor.Apply.
+func (e *engine) apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*Result, error) {
 	if err := admit(p, e.opts.Gates, ao.Until, false); err != nil {
 		return nil, err
 	}
-	if err := e.Preflight(ctx, p); err != nil {
+	if err := e.preflight(ctx, p); err != nil {
 		return nil, err
 	}
 	r, err := e.begin(ctx, p, ao.Resume)
@@ -77,7 +74,7 @@ func (e *Executor) Apply(ctx context.Context, p *plan.Plan, ao ApplyOptions) (*R
 }
 
 // emitFirst reports the start of an Apply: a fresh run, or a resumed one with the steps done.
-func (e *Executor) emitFirst(r *run) {
+func (e *engine) emitFirst(r *run) {
 	p := r.p
 	first := Event{Type: EventRunStarted, Total: len(p.Steps), Message: fmt.Sprintf("applying plan %q (%d steps)", p.Metadata.Name, len(p.Steps))}
 	if !r.fresh {
@@ -96,7 +93,7 @@ func (e *Executor) emitFirst(r *run) {
 
 // runToEnd repeats units of a step on the lane until it is done or fails, waiting between units for
 // what the step waits on (or its poll interval) and renewing the Lease.
-func (e *Executor) runToEnd(ctx context.Context, r *run, st *plan.Step, checkDeps bool) (StepResult, error) {
+func (e *engine) runToEnd(ctx context.Context, r *run, st *plan.Step, checkDeps bool) (StepResult, error) {
 	for {
 		sr, err := e.unit(ctx, r, st, checkDeps)
 		if err != nil || sr.Status != StatusInProgress {
@@ -113,7 +110,7 @@ func (e *Executor) runToEnd(ctx context.Context, r *run, st *plan.Step, checkDep
 // wakeAt is when a lane whose step is in progress looks again at the latest: once its wait is
 // registered with the watches, watchResync from now (an event it waits for wakes it sooner), else
 // after its unit's RetryAfter or the poll interval; never later than a deadline its step named.
-func (e *Executor) wakeAt(r *run, sr StepResult) time.Time {
+func (e *engine) wakeAt(r *run, sr StepResult) time.Time {
 	now := e.clock.Now()
 	d := sr.RetryAfter
 	if d <= 0 {
@@ -131,7 +128,7 @@ func (e *Executor) wakeAt(r *run, sr StepResult) time.Time {
 
 // waitLane sleeps on the Clock until at, or until an event the lane waits for, renewing the Lease at
 // least every third of its duration.
-func (e *Executor) waitLane(ctx context.Context, r *run, at time.Time) error {
+func (e *engine) waitLane(ctx context.Context, r *run, at time.Time) error {
 	for {
 		if err := r.lease.renew(ctx); err != nil {
 			return err
@@ -151,7 +148,7 @@ func (e *Executor) waitLane(ctx context.Context, r *run, at time.Time) error {
 }
 
 // sleepOrWake waits d on the Clock, or until the hub wakes a lane, or until ctx is done.
-func (e *Executor) sleepOrWake(ctx context.Context, r *run, d time.Duration) error {
+func (e *engine) sleepOrWake(ctx context.Context, r *run, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err // a done context wins over a timer that fired at the same time
 	}
@@ -164,15 +161,8 @@ func (e *Executor) sleepOrWake(ctx context.Context, r *run, d time.Duration) err
 	return nil
 }
 
-// Step runs one bounded unit of one step: the whole action for quick steps, one pass of a drain, one
-// poll of a wait or verification. It takes the Lease for the call. A step already done is a no-op.
-// Call it again while the result says StatusInProgress. A step of a wave advances the whole wave:
-// the call runs one unit of every node unit of the wave that is running (starting units up to
-// Options.MaxNodesAtOnce), as Apply's next pass over the wave would, and StepResult.Units says where
-// each stands; a controller that calls Step for the plan's steps in order so drives the wave's
-// nodes at once. A step of a wave whose unit has not reached it gets the same error as a step whose
-// dependencies are not done, and nothing runs.
-func (e *Executor) Step(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
+// stepOne is Executor.Step.
+func (e *engine) stepOne(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
 	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return StepResult{StepID: stepID}, err
 	}
@@ -194,11 +184,8 @@ func (e *Executor) Step(ctx context.Context, p *plan.Plan, stepID string) (StepR
 	return sr, err
 }
 
-// Rollback runs the Rollback step of a step that ran (done, failed or in progress) to completion, and
-// marks the step rolled back in the journal. Later steps assumed it, so Apply then refuses the plan
-// with ErrRolledBack: re-plan from a fresh snapshot. A wave that stopped part way is undone node by
-// node with RollbackTo its first step: each node's steps that ran are rolled back, the others left.
-func (e *Executor) Rollback(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
+// rollback is Executor.Rollback.
+func (e *engine) rollback(ctx context.Context, p *plan.Plan, stepID string) (StepResult, error) {
 	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return StepResult{StepID: stepID}, err
 	}

@@ -80,7 +80,7 @@ func (f *FileBackupStore) Read(_ context.Context, key string) ([]byte, error) {
 
 // storeFor is where a step's backup lives: the file its Backup payload names, else the executor's
 // store. key is what the journal records for it.
-func (e *Executor) storeFor(r *run, stepID string) (BackupStore, string) {
+func (e *engine) storeFor(r *run, stepID string) (BackupStore, string) {
 	if st, ok := r.p.Step(stepID); ok && st.Backup != nil && st.Backup.File != "" {
 		return &FileBackupStore{Path: st.Backup.File}, st.Backup.File
 	}

@@ -20,7 +20,7 @@ func meshGroup(g string) bool {
 
 // meshKinds lists the namespaced Istio and Gateway API kinds the cluster serves, at their storage
 // versions, from the CRDs (one LIST).
-func (e *Executor) meshKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
+func (e *engine) meshKinds(ctx context.Context) ([]schema.GroupVersionKind, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("apiextensions.k8s.io/v1")
 	list.SetKind("CustomResourceDefinitionList")
@@ -62,7 +62,7 @@ func (e *Executor) meshKinds(ctx context.Context) ([]schema.GroupVersionKind, er
 
 // backupNamespace reads every Istio and Gateway API object of the namespace (one LIST per kind the
 // cluster serves), leaving out those already in have.
-func (e *Executor) backupNamespace(ctx context.Context, ns string, have []BackupEntry) ([]BackupEntry, error) {
+func (e *engine) backupNamespace(ctx context.Context, ns string, have []BackupEntry) ([]BackupEntry, error) {
 	kinds, err := e.meshKinds(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find the Istio and Gateway API kinds to back up: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-func (e *Executor) backupRelease(ctx context.Context, o plan.BackupObject) (BackupEntry, error) {
+func (e *engine) backupRelease(ctx context.Context, o plan.BackupObject) (BackupEntry, error) {
 	ns := o.Object.Namespace
 	ref := mesh.ObjectRef{Kind: "HelmRelease", Namespace: ns, Name: o.HelmRelease}
 	rel, err := e.helmGet(ctx, o.HelmRelease, ns)
@@ -23,7 +23,7 @@ func (e *Executor) backupRelease(ctx context.Context, o plan.BackupObject) (Back
 	return BackupEntry{Ref: ref, Release: rel, Missing: rel == nil}, nil
 }
 
-func (e *Executor) backupObject(ctx context.Context, o plan.BackupObject) (BackupEntry, error) {
+func (e *engine) backupObject(ctx context.Context, o plan.BackupObject) (BackupEntry, error) {
 	u, err := refObject(o.APIVersion, o.Object)
 	if err != nil {
 		return BackupEntry{}, err
@@ -50,7 +50,7 @@ func (e *Executor) backupObject(ctx context.Context, o plan.BackupObject) (Backu
 
 // writeBackup stores the entries under the step's key, reads them back, compares, and records the
 // digest in the step's journal entry.
-func (e *Executor) writeBackup(ctx context.Context, r *run, rec *StepRecord, stepID string, entries []BackupEntry) (string, error) {
+func (e *engine) writeBackup(ctx context.Context, r *run, rec *StepRecord, stepID string, entries []BackupEntry) (string, error) {
 	data, err := json.Marshal(Backup{Plan: r.hash, Step: stepID, Entries: entries})
 	if err != nil {
 		return "", fmt.Errorf("encode backup: %w", err)
@@ -78,7 +78,7 @@ func (e *Executor) writeBackup(ctx context.Context, r *run, rec *StepRecord, ste
 }
 
 // readBackup reads a step's backup and checks it against the digest recorded when it was written.
-func (e *Executor) readBackup(ctx context.Context, r *run, stepID, want string) (*Backup, error) {
+func (e *engine) readBackup(ctx context.Context, r *run, stepID, want string) (*Backup, error) {
 	store, key := e.storeFor(r, stepID)
 	var data []byte
 	if err := e.retry(ctx, "read backup "+key, func(ctx context.Context) error {
@@ -100,7 +100,7 @@ func (e *Executor) readBackup(ctx context.Context, r *run, stepID, want string) 
 
 // requireBackup checks that the named Backup step is done, that its backup reads back as written, and
 // that it holds ref.
-func (e *Executor) requireBackup(ctx context.Context, r *run, backupStep string, ref mesh.ObjectRef) error {
+func (e *engine) requireBackup(ctx context.Context, r *run, backupStep string, ref mesh.ObjectRef) error {
 	if backupStep == "" {
 		return fmt.Errorf("%w: deleting %s names no backup step; nothing is deleted without a backup", ErrNoBackup, ref)
 	}
@@ -120,7 +120,7 @@ func (e *Executor) requireBackup(ctx context.Context, r *run, backupStep string,
 
 // autoBackup backs up what a step removes when the plan names no backup step (the rollback of an
 // install), once.
-func (e *Executor) autoBackup(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ent BackupEntry) error {
+func (e *engine) autoBackup(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, ent BackupEntry) error {
 	if d := rec.State["digest"]; d != "" {
 		_, err := e.readBackup(ctx, r, st.ID, d)
 		return err

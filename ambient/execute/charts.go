@@ -26,7 +26,7 @@ type ChartChecker interface {
 }
 
 // chartChecker is Options.Charts, else Options.Helm when it can check charts, else nil.
-func (e *Executor) chartChecker() ChartChecker {
+func (e *engine) chartChecker() ChartChecker {
 	if e.opts.Charts != nil {
 		return e.opts.Charts
 	}
@@ -39,7 +39,7 @@ func (e *Executor) chartChecker() ChartChecker {
 // checkCharts confirms, once per distinct chart reference (source, chart, version) of the plan's
 // HelmInstall and HelmUpgrade steps, that the chart exists in its source. It runs before the first
 // change of a fresh run, after the staleness check.
-func (e *Executor) checkCharts(ctx context.Context, p *plan.Plan) error {
+func (e *engine) checkCharts(ctx context.Context, p *plan.Plan) error {
 	cc := e.chartChecker()
 	if cc == nil {
 		return nil

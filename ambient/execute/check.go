@@ -20,7 +20,7 @@ func labelsSet(m map[string]string) labels.Set { return labels.Set(m) }
 
 // checkPass evaluates a list of checks; snapshot-based checks share one observation.
 type checkPass struct {
-	e    *Executor
+	e    *engine
 	r    *run
 	st   *plan.Step
 	snap *mesh.Snapshot
@@ -39,7 +39,7 @@ func (cp *checkPass) snapshot(ctx context.Context) (*mesh.Snapshot, error) {
 
 // checkAll evaluates every check. It returns ok=false with one reason per check that does not hold;
 // an error only when a check could not be evaluated.
-func (e *Executor) checkAll(ctx context.Context, r *run, st *plan.Step, checks []plan.Check) (bool, []string, error) {
+func (e *engine) checkAll(ctx context.Context, r *run, st *plan.Step, checks []plan.Check) (bool, []string, error) {
 	cp := &checkPass{e: e, r: r, st: st}
 	var reasons []string
 	for _, c := range checks {
@@ -59,9 +59,8 @@ func (e *Executor) checkAll(ctx context.Context, r *run, st *plan.Step, checks [
 	return len(reasons) == 0, reasons, nil
 }
 
-// Check evaluates one check against the live cluster, outside any plan (for tools and tests). Checks
-// that need a step context (BackupReadable, PodsRedirected since step start) see none.
-func (e *Executor) Check(ctx context.Context, c plan.Check) (ok bool, reason string, err error) {
+// checkOne is Executor.Check.
+func (e *engine) checkOne(ctx context.Context, c plan.Check) (ok bool, reason string, err error) {
 	cp := &checkPass{e: e, r: newRun(&plan.Plan{}, "", false), st: &plan.Step{}}
 	cp.r.j.init(&Record{})
 	return cp.check(ctx, c)
@@ -132,13 +131,13 @@ func nodeOf(c plan.Check, param string) string {
 }
 
 // nodeExists reads whether a node is still in the cluster.
-func (e *Executor) nodeExists(ctx context.Context, name string) (bool, error) {
+func (e *engine) nodeExists(ctx context.Context, name string) (bool, error) {
 	var n corev1.Node
 	return e.get(ctx, client.ObjectKey{Name: name}, &n)
 }
 
 // get reads one object, retrying transient errors; found=false when it does not exist.
-func (e *Executor) get(ctx context.Context, key client.ObjectKey, obj client.Object) (bool, error) {
+func (e *engine) get(ctx context.Context, key client.ObjectKey, obj client.Object) (bool, error) {
 	found := true
 	err := e.retry(ctx, fmt.Sprintf("get %T %s", obj, key), func(ctx context.Context) error {
 		err := e.c.Get(ctx, key, obj)
@@ -155,7 +154,7 @@ func (e *Executor) get(ctx context.Context, key client.ObjectKey, obj client.Obj
 }
 
 // list runs one LIST (all pages), retrying transient errors page by page.
-func (e *Executor) list(ctx context.Context, what string, l client.ObjectList, opts ...client.ListOption) error {
+func (e *engine) list(ctx context.Context, what string, l client.ObjectList, opts ...client.ListOption) error {
 	return e.retry(ctx, "list "+what, func(ctx context.Context) error { return e.c.List(ctx, l, opts...) })
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // crdsEstablished: every CRD of the group (or a subgroup: *.istio.io) is Established (one LIST).
-func (e *Executor) crdsEstablished(ctx context.Context, group string) (bool, string, error) {
+func (e *engine) crdsEstablished(ctx context.Context, group string) (bool, string, error) {
 	if group == "" {
 		group = "istio.io"
 	}

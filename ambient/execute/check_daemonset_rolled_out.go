@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func (e *Executor) daemonSetRolledOut(ctx context.Context, ns, name, version string) (bool, string, error) {
+func (e *engine) daemonSetRolledOut(ctx context.Context, ns, name, version string) (bool, string, error) {
 	var ds appsv1.DaemonSet
 	found, err := e.get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &ds)
 	if err != nil || !found {

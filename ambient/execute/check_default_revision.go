@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func (e *Executor) defaultRevision(ctx context.Context, rev string) (bool, string, error) {
+func (e *engine) defaultRevision(ctx context.Context, rev string) (bool, string, error) {
 	const name = "istiod-default-validator"
 	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
 	found, err := e.get(ctx, client.ObjectKey{Name: name}, &vwc)

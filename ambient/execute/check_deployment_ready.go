@@ -14,7 +14,7 @@ import (
 
 // workload reads a Deployment or StatefulSet: from the run's watch when r is set and its watch keeps
 // the kind (watchHub.cached), else from the API server.
-func (e *Executor) workload(ctx context.Context, r *run, k watchKind, key client.ObjectKey, obj client.Object) (bool, error) {
+func (e *engine) workload(ctx context.Context, r *run, k watchKind, key client.ObjectKey, obj client.Object) (bool, error) {
 	if r != nil {
 		if found, ok := r.hub.cached(k, key, obj); ok {
 			return found, nil
@@ -25,7 +25,7 @@ func (e *Executor) workload(ctx context.Context, r *run, k watchKind, key client
 
 // deploymentReady reports whether a Deployment has all its replicas updated, ready and available;
 // r, when set, lets it read the Deployment from the run's watch (see workload).
-func (e *Executor) deploymentReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
+func (e *engine) deploymentReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
 	var d appsv1.Deployment
 	found, err := e.workload(ctx, r, watchDeployments, client.ObjectKey{Namespace: ns, Name: name}, &d)
 	if err != nil || !found {
@@ -46,7 +46,7 @@ func (e *Executor) deploymentReady(ctx context.Context, r *run, ns, name string)
 
 // statefulSetReady reports whether a StatefulSet has all its replicas updated, ready and available,
 // on its update revision; r as for deploymentReady.
-func (e *Executor) statefulSetReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
+func (e *engine) statefulSetReady(ctx context.Context, r *run, ns, name string) (bool, string, error) {
 	var ss appsv1.StatefulSet
 	found, err := e.workload(ctx, r, watchStatefulSets, client.ObjectKey{Namespace: ns, Name: name}, &ss)
 	if err != nil || !found {
@@ -67,7 +67,7 @@ func (e *Executor) statefulSetReady(ctx context.Context, r *run, ns, name string
 // rolloutDone reports whether a restarted workload finished rolling out. r, when set, lets it read
 // the workload from the run's watch: only for a step that wrote none (a drain), since the watch may
 // not have delivered the executor's own write yet.
-func (e *Executor) rolloutDone(ctx context.Context, r *run, w mesh.ObjectRef) (bool, string, error) {
+func (e *engine) rolloutDone(ctx context.Context, r *run, w mesh.ObjectRef) (bool, string, error) {
 	switch w.Kind {
 	case "Deployment":
 		return e.deploymentReady(ctx, r, w.Namespace, w.Name)

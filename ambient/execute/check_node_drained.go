@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func (e *Executor) nodeDrained(ctx context.Context, r *run, node string, ambientOnly bool) (bool, string, error) {
+func (e *engine) nodeDrained(ctx context.Context, r *run, node string, ambientOnly bool) (bool, string, error) {
 	var pods corev1.PodList
 	if err := e.list(ctx, "pods on node "+node, &pods, client.MatchingFields{"spec.nodeName": node}); err != nil {
 		return false, "", err

@@ -10,7 +10,7 @@ import (
 
 // nodeSchedulable reads the node, or takes it from the response of the step's own cordon or uncordon
 // in this unit.
-func (e *Executor) nodeSchedulable(ctx context.Context, r *run, st *plan.Step, node string) (bool, string, error) {
+func (e *engine) nodeSchedulable(ctx context.Context, r *run, st *plan.Step, node string) (bool, string, error) {
 	n, ok := r.seen(st, node)
 	if !ok {
 		n = &corev1.Node{}

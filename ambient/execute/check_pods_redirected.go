@@ -63,7 +63,7 @@ func checkPodsRedirected(cp *checkPass, ctx context.Context, _ plan.Check, a pla
 }
 
 // eachPod pages through every pod of the cluster (one LIST, in pages).
-func (e *Executor) eachPod(ctx context.Context, fn func(*corev1.Pod)) error {
+func (e *engine) eachPod(ctx context.Context, fn func(*corev1.Pod)) error {
 	cont := ""
 	for {
 		var pods corev1.PodList

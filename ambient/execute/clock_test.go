@@ -29,7 +29,7 @@ func TestAClockFromKubernetesUtilsDrivesTheExecutorsWaits(t *testing.T) {
 }
 
 func TestRetryBackoffDoublesUpToItsCap(t *testing.T) {
-	e := &Executor{opts: Options{RetryBackoff: 4 * time.Second}}
+	e := &engine{opts: Options{RetryBackoff: 4 * time.Second}}
 	b := e.backoff()
 	var got []time.Duration
 	for range 6 {

@@ -9,7 +9,7 @@ import (
 
 // dryStep reports what a step would do: its action in dry-run form (server-side dry run for writes,
 // Helm's dry run), preceded by its preconditions and followed by its verification, described.
-func (e *Executor) dryStep(ctx context.Context, r *run, st *plan.Step) (StepResult, error) {
+func (e *engine) dryStep(ctx context.Context, r *run, st *plan.Step) (StepResult, error) {
 	sr := StepResult{StepID: st.ID, Kind: st.Kind(), Status: StatusWouldRun}
 	rec := r.own(st.ID)
 	var changes []string

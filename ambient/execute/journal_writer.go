@@ -80,7 +80,7 @@ func (j *journalState) dirty() bool {
 
 // save publishes the lane's entries and writes the record (never in a dry run). It still writes when
 // ctx was cancelled, so a failure is recorded.
-func (e *Executor) save(ctx context.Context, r *run) error {
+func (e *engine) save(ctx context.Context, r *run) error {
 	if r.dry {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (e *Executor) save(ctx context.Context, r *run) error {
 }
 
 // commit writes the record with the next save, as the writer or waiting for it.
-func (e *Executor) commit(ctx context.Context, s *runShared) error {
+func (e *engine) commit(ctx context.Context, s *runShared) error {
 	j := s.j
 	j.mu.Lock()
 	j.asked++
@@ -126,7 +126,7 @@ func (e *Executor) commit(ctx context.Context, s *runShared) error {
 }
 
 // writeJournal saves one record: with retries, or once promptly when the run is being stopped.
-func (e *Executor) writeJournal(ctx context.Context, s *runShared, rec *Record) error {
+func (e *engine) writeJournal(ctx context.Context, s *runShared, rec *Record) error {
 	if ctx.Err() != nil { // the run is being stopped: one prompt attempt to record where it stands
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -146,7 +146,7 @@ func (e *Executor) writeJournal(ctx context.Context, s *runShared, rec *Record) 
 // that may not stay unrecorded across st is written at once (see later). The executor calls it
 // before an action acts, except for actions that call it themselves, right before their first write
 // (journalPolicy.recordsItself).
-func (e *Executor) recordBefore(ctx context.Context, r *run, st *plan.Step) error {
+func (e *engine) recordBefore(ctx context.Context, r *run, st *plan.Step) error {
 	if r.dry || !writes(st) {
 		return nil
 	}
@@ -177,7 +177,7 @@ func (r *run) doneActing() {
 // later publishes a step whose completion (or action, when it is verifying) the journal may hold
 // later, by its kind's policy: it is written with the next save, unless a step of another lane is
 // acting right now that it may not stay unrecorded across, in which case it is written at once.
-func (e *Executor) later(ctx context.Context, r *run, st *plan.Step, pol *journalPolicy) error {
+func (e *engine) later(ctx context.Context, r *run, st *plan.Step, pol *journalPolicy) error {
 	r.publish()
 	j := r.j
 	j.mu.Lock()
@@ -198,7 +198,7 @@ func (e *Executor) later(ctx context.Context, r *run, st *plan.Step, pol *journa
 }
 
 // flush writes what the journal does not hold yet.
-func (e *Executor) flush(ctx context.Context, r *run) error {
+func (e *engine) flush(ctx context.Context, r *run) error {
 	if r.dry {
 		return nil
 	}

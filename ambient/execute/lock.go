@@ -21,7 +21,7 @@ const annotationPlan = "ambientkit.io/plan"
 
 // lease holds the Lease for one run, renewing it whenever a third of its duration has passed.
 type lease struct {
-	e        *Executor
+	e        *engine
 	plan     string
 	acquired bool
 	renewed  time.Time
@@ -31,7 +31,7 @@ type lease struct {
 }
 
 // acquire takes the Lease, or returns ErrLocked naming the holder while another run holds it.
-func (e *Executor) acquire(ctx context.Context, planHash string) (*lease, error) {
+func (e *engine) acquire(ctx context.Context, planHash string) (*lease, error) {
 	l := &lease{e: e, plan: shortHash(planHash)}
 	err := e.retry(ctx, "take Lease "+e.opts.Namespace+"/"+LockName, func(ctx context.Context) error {
 		return l.take(ctx)

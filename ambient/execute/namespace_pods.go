@@ -20,7 +20,7 @@ const (
 )
 
 // namespacePods lists the pods of one namespace (one LIST, in pages).
-func (e *Executor) namespacePods(ctx context.Context, ns string) ([]corev1.Pod, error) {
+func (e *engine) namespacePods(ctx context.Context, ns string) ([]corev1.Pod, error) {
 	var out []corev1.Pod
 	cont := ""
 	for {

@@ -17,14 +17,8 @@ const (
 	byWatches = "executor: watches its waits wake on"
 )
 
-// RequiredPermissions returns everything a run of the plan with this executor needs of its client,
-// each named with what needs it: what the plan's steps need (rbac.RequiredPermissions, for
-// Options.DryRun), what the executor needs for itself (the lock Lease, the journal ConfigMap and the
-// backup Secrets of the plan in Options.Namespace, when they are the default ConfigMapJournal and
-// SecretBackupStore) and Options.Permissions (what Snapshot and the observers read and write).
-// Rollback steps are not included: Apply runs none. The Helm steps' needs are those of the helmsdk
-// adapter with Helm's default Secret storage.
-func (e *Executor) RequiredPermissions(p *plan.Plan) (*rbac.Permissions, error) {
+// requiredPermissions is Executor.RequiredPermissions.
+func (e *engine) requiredPermissions(p *plan.Plan) (*rbac.Permissions, error) {
 	hash, err := PlanHash(p)
 	if err != nil {
 		return nil, err

@@ -48,12 +48,9 @@ func (e *PermissionError) Unwrap() error { return ErrForbidden }
 // preflightWorkers bounds the SelfSubjectAccessReviews in flight.
 const preflightWorkers = 8
 
-// Preflight asks the API server, with one SelfSubjectAccessReview (authorization.k8s.io/v1) per
-// permission of RequiredPermissions, whether the executor's client may do everything a run of the
-// plan needs. It returns a *PermissionError (wrapping ErrForbidden) naming every permission refused,
-// and changes nothing. Apply runs it first, for fresh, resumed and dry runs alike.
-func (e *Executor) Preflight(ctx context.Context, p *plan.Plan) error {
-	ps, err := e.RequiredPermissions(p)
+// preflight is Executor.Preflight.
+func (e *engine) preflight(ctx context.Context, p *plan.Plan) error {
+	ps, err := e.requiredPermissions(p)
 	if err != nil {
 		return err
 	}
@@ -95,7 +92,7 @@ func (e *Executor) Preflight(ctx context.Context, p *plan.Plan) error {
 }
 
 // review asks whether the client may do one thing.
-func (e *Executor) review(ctx context.Context, p rbac.Permission) (bool, error) {
+func (e *engine) review(ctx context.Context, p rbac.Permission) (bool, error) {
 	var ok bool
 	err := e.retry(ctx, "review "+p.String(), func(ctx context.Context) error {
 		r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{

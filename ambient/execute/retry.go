@@ -46,7 +46,7 @@ func transient(err error) bool {
 
 // retry runs fn until it succeeds, fails with an error that is not transient, the context ends, or
 // Options.MaxAttempts attempts were made; it waits between attempts on the Clock, doubling the wait.
-func (e *Executor) retry(ctx context.Context, what string, fn func(context.Context) error) error {
+func (e *engine) retry(ctx context.Context, what string, fn func(context.Context) error) error {
 	b := e.backoff()
 	for attempt := 1; ; attempt++ {
 		err := fn(ctx)
@@ -67,7 +67,7 @@ func (e *Executor) retry(ctx context.Context, what string, fn func(context.Conte
 
 // backoff is the wait between attempts: Options.RetryBackoff, doubled each time up to 30 seconds,
 // without jitter (runs on a fake clock are deterministic).
-func (e *Executor) backoff() *wait.Backoff {
+func (e *engine) backoff() *wait.Backoff {
 	return &wait.Backoff{Duration: e.opts.RetryBackoff, Factor: 2, Cap: maxRetryBackoff, Steps: math.MaxInt32}
 }
 

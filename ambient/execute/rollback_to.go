@@ -7,12 +7,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/plan"
 )
 
-// RollbackTo undoes a plan back to step to, inclusive: every step from the end of the plan down to
-// to that ran (done, failed or in progress) and has a Rollback is rolled back with Rollback, last
-// first, so each rollback finds the cluster as its step left it. Steps that did not run, are already
-// rolled back, or have no rollback (reads, waits, backups, health gates) are passed over. It stops at
-// the first rollback that fails and returns the results of those that ran.
-func (e *Executor) RollbackTo(ctx context.Context, p *plan.Plan, to string) ([]StepResult, error) {
+// rollbackTo is Executor.RollbackTo.
+func (e *engine) rollbackTo(ctx context.Context, p *plan.Plan, to string) ([]StepResult, error) {
 	if err := admit(p, e.opts.Gates, "", true); err != nil {
 		return nil, err
 	}
@@ -50,7 +46,7 @@ func (e *Executor) RollbackTo(ctx context.Context, p *plan.Plan, to string) ([]S
 		case StatusPending, StatusRolledBack:
 			continue
 		}
-		sr, err := e.Rollback(ctx, p, st.ID)
+		sr, err := e.rollback(ctx, p, st.ID)
 		out = append(out, sr)
 		if err != nil {
 			return out, err

@@ -10,7 +10,7 @@ import (
 )
 
 // snapshot observes the live mesh, retrying transient errors.
-func (e *Executor) snapshot(ctx context.Context) (*mesh.Snapshot, error) {
+func (e *engine) snapshot(ctx context.Context) (*mesh.Snapshot, error) {
 	var s *mesh.Snapshot
 	err := e.retry(ctx, "observe the mesh", func(ctx context.Context) error {
 		var err error
@@ -27,7 +27,7 @@ func (e *Executor) snapshot(ctx context.Context) (*mesh.Snapshot, error) {
 }
 
 // checkFresh refuses a plan made from another state of the cluster.
-func (e *Executor) checkFresh(ctx context.Context, p *plan.Plan) error {
+func (e *engine) checkFresh(ctx context.Context, p *plan.Plan) error {
 	s, err := e.snapshot(ctx)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 
 // unit runs one bounded unit of a step on the lane and records the outcome. When the step is in
 // progress, r.waiting says what it waits for.
-func (e *Executor) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bool) (StepResult, error) {
+func (e *engine) unit(ctx context.Context, r *run, st *plan.Step, checkDeps bool) (StepResult, error) {
 	sr := StepResult{StepID: st.ID, Kind: st.Kind()}
 	if err := ctx.Err(); err != nil {
 		return sr, interrupted(st, err)
@@ -58,7 +58,7 @@ func interrupted(st *plan.Step, err error) error {
 }
 
 // settled answers for a step the journal has done (skipped) or rolled back (refused).
-func (e *Executor) settled(r *run, st *plan.Step, rec *StepRecord, sr *StepResult) (bool, error) {
+func (e *engine) settled(r *run, st *plan.Step, rec *StepRecord, sr *StepResult) (bool, error) {
 	switch rec.Status {
 	case StatusDone:
 		sr.Status, sr.Skipped, sr.Message, sr.Changes = StatusDone, true, rec.Message, rec.Changes
@@ -75,7 +75,7 @@ func (e *Executor) settled(r *run, st *plan.Step, rec *StepRecord, sr *StepResul
 
 // pickUp starts a step the lane has not picked up in this run: its preconditions on a first start,
 // its timers, StepStarted.
-func (e *Executor) pickUp(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) error {
+func (e *engine) pickUp(ctx context.Context, r *run, st *plan.Step, rec *StepRecord) error {
 	if r.picked[st.ID] {
 		return nil
 	}
@@ -117,7 +117,7 @@ func (e *Executor) pickUp(ctx context.Context, r *run, st *plan.Step, rec *StepR
 
 // actUnit runs one unit of the step's action. It reports whether the action finished (the step then
 // verifies); otherwise sr says the step is in progress, or the error why it failed.
-func (e *Executor) actUnit(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr *StepResult) (bool, error) {
+func (e *engine) actUnit(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr *StepResult) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, interrupted(st, err)
 	}
@@ -149,7 +149,7 @@ func (e *Executor) actUnit(ctx context.Context, r *run, st *plan.Step, rec *Step
 }
 
 // verifyUnit checks the step's postconditions and finishes the step once they hold.
-func (e *Executor) verifyUnit(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr StepResult, justActed bool) (StepResult, error) {
+func (e *engine) verifyUnit(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr StepResult, justActed bool) (StepResult, error) {
 	ok, reasons, err := e.checkAll(ctx, r, st, st.Postconditions)
 	if err != nil {
 		return sr, e.fail(ctx, r, st, rec, err)
@@ -180,7 +180,7 @@ func (e *Executor) verifyUnit(ctx context.Context, r *run, st *plan.Step, rec *S
 }
 
 // finish records a step done and reports it.
-func (e *Executor) finish(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr StepResult) (StepResult, error) {
+func (e *engine) finish(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, sr StepResult) (StepResult, error) {
 	rec.Status, rec.Finished, rec.Message = StatusDone, e.clock.Now(), summary(rec.Changes)
 	sr.Status, sr.Message, sr.Changes = StatusDone, rec.Message, rec.Changes
 	rec.compact()
@@ -205,7 +205,7 @@ func (e *Executor) finish(ctx context.Context, r *run, st *plan.Step, rec *StepR
 func writes(st *plan.Step) bool { return !st.Kind().ReadOnly() }
 
 // nodeProgress reports node counters for steps that count nodes ("node 37/120 drained").
-func (e *Executor) nodeProgress(r *run, st *plan.Step) {
+func (e *engine) nodeProgress(r *run, st *plan.Step) {
 	n, ok := r.counted[st.ID]
 	if !ok {
 		return
@@ -229,7 +229,7 @@ func summary(changes []string) string {
 
 // fail records a failed step. A cancelled context is not a failure of the step: the journal keeps it
 // in progress, and the next run resumes it.
-func (e *Executor) fail(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, err error) error {
+func (e *engine) fail(ctx context.Context, r *run, st *plan.Step, rec *StepRecord, err error) error {
 	if ctx.Err() != nil {
 		return interrupted(st, ctx.Err())
 	}

@@ -116,7 +116,7 @@ type watchEvent struct {
 
 // watchHub is a run's watches and the lanes waiting on them.
 type watchHub struct {
-	e      *Executor
+	e      *engine
 	c      client.WithWatch
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -148,7 +148,7 @@ type kindWatch struct {
 }
 
 // newWatchHub returns the hub of a run over c, nil when c cannot watch.
-func newWatchHub(ctx context.Context, e *Executor) *watchHub {
+func newWatchHub(ctx context.Context, e *engine) *watchHub {
 	c, ok := e.c.(client.WithWatch)
 	if !ok {
 		return nil

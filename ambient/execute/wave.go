@@ -83,7 +83,7 @@ func waveEnd(p *plan.Plan, i int) int {
 
 // newWave builds the wave of steps [start, end), up to step last: its units in the order their
 // first steps come, each started, done or pending as the journal has it.
-func (e *Executor) newWave(r *run, start, end, last int) *wave {
+func (e *engine) newWave(r *run, start, end, last int) *wave {
 	p := r.p
 	w := &wave{id: p.Steps[start].Wave.ID, start: start, end: end, took: map[plan.Kind][]time.Duration{}}
 	byNode := map[string]*waveUnit{}
@@ -131,7 +131,7 @@ func (e *Executor) newWave(r *run, start, end, last int) *wave {
 
 // runWave drives the wave of steps [start, end) to its end (up to step last), and returns its steps'
 // results in plan order; when it stopped, where each node stands and a *WaveError.
-func (e *Executor) runWave(ctx context.Context, r *run, start, end, last int) ([]StepResult, []NodeState, error) {
+func (e *engine) runWave(ctx context.Context, r *run, start, end, last int) ([]StepResult, []NodeState, error) {
 	w := e.newWave(r, start, end, last)
 	e.driveWave(ctx, r, w)
 	var srs []StepResult
@@ -153,7 +153,7 @@ func (e *Executor) runWave(ctx context.Context, r *run, start, end, last int) ([
 }
 
 // driveWave runs rounds until every unit is done or the wave stopped.
-func (e *Executor) driveWave(ctx context.Context, r *run, w *wave) {
+func (e *engine) driveWave(ctx context.Context, r *run, w *wave) {
 	for !w.stopped {
 		if err := r.lease.renew(ctx); err != nil {
 			w.fail(stepErr(w.units[0].steps[0].ID, err))
@@ -224,7 +224,7 @@ func (w *wave) running() bool {
 }
 
 // sleepWave waits until the next unit's wait is over or an event wakes one.
-func (e *Executor) sleepWave(ctx context.Context, r *run, w *wave) error {
+func (e *engine) sleepWave(ctx context.Context, r *run, w *wave) error {
 	var next time.Time
 	for _, u := range w.units {
 		if u.state == unitRunning && (next.IsZero() || u.wakeAt.Before(next)) {
@@ -239,7 +239,7 @@ func (e *Executor) sleepWave(ctx context.Context, r *run, w *wave) error {
 }
 
 // round runs one unit of work of every ready unit, all at once.
-func (e *Executor) round(ctx context.Context, w *wave, ready []*waveUnit) {
+func (e *engine) round(ctx context.Context, w *wave, ready []*waveUnit) {
 	if len(ready) == 1 {
 		e.pass(ctx, w, ready[0])
 		return
@@ -257,7 +257,7 @@ func (e *Executor) round(ctx context.Context, w *wave, ready []*waveUnit) {
 
 // pass runs one unit of the unit's current step (passing over steps done in an earlier run), and
 // says when the unit is ready again.
-func (e *Executor) pass(ctx context.Context, w *wave, u *waveUnit) {
+func (e *engine) pass(ctx context.Context, w *wave, u *waveUnit) {
 	r := u.lane
 	for {
 		st := u.steps[u.next]
@@ -370,7 +370,7 @@ func (w *wave) nodeStates(r *run) []NodeState {
 
 // stepWave is a Step call on a step of a wave: one round over every running unit of the wave (see
 // Executor.Step).
-func (e *Executor) stepWave(ctx context.Context, r *run, st *plan.Step) (StepResult, error) {
+func (e *engine) stepWave(ctx context.Context, r *run, st *plan.Step) (StepResult, error) {
 	start := r.index[st.ID]
 	for start > 0 && r.p.Steps[start-1].Wave != nil && r.p.Steps[start-1].Wave.ID == st.Wave.ID {
 		start--

@@ -39,7 +39,7 @@ type NodeProgress struct {
 }
 
 // waveProgress reports the wave when it changed since it was last reported.
-func (e *Executor) waveProgress(r *run, w *wave) {
+func (e *engine) waveProgress(r *run, w *wave) {
 	wp := &WaveProgress{ID: w.id, Number: w.number, Of: w.of}
 	now := e.clock.Now()
 	var longest time.Duration

@@ -59,6 +59,7 @@ var (
 )
 
 func TestEveryActionActsOnceAndReRunningItIsANoOp(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	upgrade := plan.Step{ID: "upgrade", Description: "upgrade cni", HelmUpgrade: &plan.HelmRelease{Release: "istio-cni", Namespace: "istio-system",
 		Chart: chart("cni", toV), Values: map[string]any{"profile": "ambient"}, PreviousRevision: 1}}
 	install := plan.Step{ID: "install", Description: "install istiod", HelmInstall: &plan.HelmRelease{Release: "istiod-1-31-4", Namespace: "istio-system",

@@ -213,6 +213,7 @@ func blueGreenPlan(t *testing.T, w *world, g ztunnel.BlueGreen) *plan.Plan {
 // istiod trusts every ztunnel that runs; at the end one ztunnel is left, green, trusted alone, and no
 // ambient pod is on a blue node.
 func TestBlueGreenZtunnelOnTheDemoWorld(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	t.Run("green nodes the caller adds", func(t *testing.T) {
 		w := demoWorld(t)
 		p := blueGreenPlan(t, w, ztunnel.BlueGreen{BatchSize: 4, Capacity: ztunnel.GreenCapacity{Nodes: 4}})

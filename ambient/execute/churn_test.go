@@ -56,6 +56,7 @@ func TestNodesThatComeAndGoBetweenPlanningAndApplyingDoNotMakeThePlanStale(t *te
 // NodeGone event, the new node gets its ztunnel from the DaemonSet's new template and the last step
 // verifies it, and the mesh ends upgraded on the real objects.
 func TestANodeRemovedAndANodeAddedDuringANodeByNodeRunDoNotStopIt(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	ctx := context.Background()
 	w := demoWorld(t)
 	p := demoPlan(t, w)

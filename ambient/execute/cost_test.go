@@ -191,6 +191,7 @@ func reportCost(t *testing.T, name string, ceiling float64, c *stepCost, nodes i
 // scaled demo world and counts the API requests of each node's steps (cordon, drain, replace, wait,
 // uncordon) and of the batch health gates.
 func TestNodeByNodeRequestsPerNode(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	w := scaledDemoWorld(t, costNodes())
 	snap, err := w.Snapshot(context.Background())
 	if err != nil {
@@ -221,6 +222,7 @@ func TestNodeByNodeRequestsPerNode(t *testing.T) {
 // demo world, green nodes arriving once green is installed, and counts the API requests of each blue
 // node's steps (cordon, drain with its WorkloadsReady postcondition) and of the batch health gates.
 func TestBlueGreenRequestsPerNode(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	w := scaledDemoWorld(t, costNodes())
 	p := blueGreenPlan(t, w, ztunnel.BlueGreen{BatchSize: 5, Capacity: ztunnel.GreenCapacity{Nodes: 4}})
 	ctx := context.Background()
@@ -266,6 +268,7 @@ func TestBlueGreenRequestsPerNode(t *testing.T) {
 // DaemonSet recreates it, already at the new version, right after the drain finishes), the deletion
 // of the recorded UID finds it gone and leaves the replacement running.
 func TestReplaceAfterDrainNeverDeletesAReplacement(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	ctx := context.Background()
 	w := scaledDemoWorld(t, 2)
 	snap, err := w.Snapshot(ctx)

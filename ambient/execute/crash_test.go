@@ -24,6 +24,7 @@ import (
 const crashBatch = 2
 
 func TestARunKilledAfterAnyWriteResumesToTheSameEndState(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	clean := upgradeWorld(t, 3)
 	journal := clean.Journal()
 	p := upgradePlan(clean)

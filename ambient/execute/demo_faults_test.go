@@ -130,6 +130,7 @@ func checkUpgraded(t *testing.T, w *world, oldRev string, cordonedBefore map[str
 // demo mesh to the demo world, cleanly and then with faults at 20% of all calls, and judges each
 // end state from the objects (observe.Live), not from a model kept by the test.
 func TestTheDemoUpgradeUnderFaultsEndsUpgradedOnTheRealObjects(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	clean := demoWorld(t)
 	p := demoPlan(t, clean)
 	before, err := clean.Snapshot(context.Background())

@@ -187,6 +187,7 @@ func TestPreflightOnItsOwnAsksOneReviewPerPermission(t *testing.T) {
 // KubernetesEvents make while the demo upgrade runs to its end is granted by the rules (Helm's own requests are the real SDK's and are
 // proven on a real API server by the e2e suite).
 func TestEveryRequestOfTheDemoUpgradeIsGrantedByItsDerivedRules(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	w := demoWorld(t)
 	p := demoPlan(t, w)
 	hash, err := execute.PlanHash(p)

@@ -49,6 +49,7 @@ func onDeleteWorld(t *testing.T, nodes int) *world {
 }
 
 func TestNodeByNodeZtunnelAPIRequestsPerNode(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	const nodes = 50
 	w := onDeleteWorld(t, nodes)
 	ctx := context.Background()
@@ -122,6 +123,7 @@ func nodeByNodeWaves(w *world, batch int) *plan.Plan {
 // run in waves of 10 makes of the cluster, watches and the LISTs that start them included: waits
 // wake on watches, so concurrent nodes do not multiply the polls.
 func TestAWaveOfTenCostsAtMostTenRequestsPerNodeBeyondEvictions(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	const nodes = 50
 	w := onDeleteWorld(t, nodes)
 	ctx := context.Background()

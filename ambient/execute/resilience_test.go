@@ -54,6 +54,7 @@ func seeds(t *testing.T) []int64 {
 }
 
 func TestFaultsOnRandomCallsLeaveTheSameEndStateAndNoDoubleActions(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	wantState, wantEffects := cleanRun(t, 3)
 	for _, seed := range seeds(t) {
 		rate := 0.2
@@ -75,6 +76,7 @@ func TestFaultsOnRandomCallsLeaveTheSameEndStateAndNoDoubleActions(t *testing.T)
 }
 
 func TestLostResponsesToWritesAreNotRepeated(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	wantState, wantEffects := cleanRun(t, 3)
 	for _, seed := range seeds(t) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
@@ -95,6 +97,7 @@ func TestLostResponsesToWritesAreNotRepeated(t *testing.T) {
 }
 
 func TestARunKilledAtEveryStepBoundaryResumesToTheSameEndState(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	wantState, wantEffects := cleanRun(t, 3)
 	n := len(upgradePlan(upgradeWorld(t, 3)).Steps)
 	for k := 1; k < n; k++ {

@@ -55,6 +55,7 @@ func (u *unitWatch) observe(ev execute.Event) {
 }
 
 func TestAWavesNodesMoveAtTheSameTimeUpToTheBatchAndNeverMore(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	for _, tc := range []struct {
 		name         string
 		batch, limit int
@@ -126,6 +127,7 @@ func messages(evs []execute.Event) string {
 // say where each stands; a resumed run finishes the same units to the clean run's end state, and a
 // rollback instead undoes each node's work.
 func TestAFailedNodeStopsItsWaveResumesExactlyItsUnitsAndRollsBackNodeByNode(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	clean := upgradeWorld(t, 3)
 	if _, err := clean.Executor().Apply(context.Background(), upgradePlanBatch(clean, 3), execute.ApplyOptions{}); err != nil {
 		t.Fatal(err)
@@ -192,6 +194,7 @@ func TestAFailedNodeStopsItsWaveResumesExactlyItsUnitsAndRollsBackNodeByNode(t *
 // TestStepCallsDriveAWavesNodesAtOnce: a controller calling Step for the plan's steps in order, again
 // while a step is in progress, moves the wave's nodes together, and the results say where each stands.
 func TestStepCallsDriveAWavesNodesAtOnce(t *testing.T) {
+	t.Parallel() // a world of its own: the heavy tests share the package's wall time
 	w := upgradeWorld(t, 3)
 	p := upgradePlanBatch(w, 3)
 	uw := newUnitWatch()

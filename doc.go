@@ -5,13 +5,13 @@
 //
 // The shape is observe → plan → review → execute:
 //
-//	snap, _ := observe.Live(ctx, client, observe.Options{})               // ambient/observe
+//	snap, _ := observe.Live(ctx, client, observe.Options{})               // ambient/io/observe
 //	compat, _ := ambient.ComputeCompatibility(snap, ambient.CompatibilityOptions{Target: v})
 //	p, _ := ambient.PlanUpgrade(snap, ambient.UpgradeOptions{Target: v})  // pure, deterministic
 //	runbook.Render(os.Stdout, p)                                      // review
 //
-// Packages: ambient (entry points), ambient/mesh (snapshot vocabulary), ambient/plan (plans, steps,
-// findings, renderers), ambient/releases (release data), ambient/observe (live and offline
-// observation), ambient/demo (an embedded demo mesh), revision, cni, ztunnel, tags and migrate (pure
+// Packages: ambient (entry points), ambient/vocab/mesh (snapshot vocabulary), ambient/vocab/plan (plans, steps,
+// findings, renderers), ambient/knowledge/releases (release data), ambient/io/observe (live and offline
+// observation), ambient/io/demo (an embedded demo mesh), revision, cni, ztunnel, tags and migrate (pure
 // planners per component), examples (thin programs) and e2e (suites against a real API server).
 package ambientkit

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // stepKindSwitches returns where a switch statement of the Go source under root decides by a plan
@@ -111,7 +111,7 @@ func TestTheKindSwitchRuleFindsEachForm(t *testing.T) {
 	dir := t.TempDir()
 	src := `package x
 
-import "github.com/ambientkit/ambientkit/ambient/plan"
+import "github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
 func a(k plan.Kind) int {
 	switch k {

@@ -13,11 +13,11 @@ const module = "github.com/ambientkit/ambientkit"
 // allowedImports states, for every package of the module, which of the module's packages it may
 // import (directly). The directions are the design's (docs/design.md, "Layers"):
 //
-//	vocabulary   ambient/mesh ← ambient/plan ← ambient/plan/rbac, ambient/plan/estimate ← ambient/plan/runbook;
-//	             ambient/releases, ambient/advisories
-//	shared       ambient/steps (the plan Builder) ← ambient/compat (the gate every primitive runs)
+//	vocabulary   ambient/vocab/mesh ← ambient/vocab/plan ← ambient/vocab/plan/rbac, ambient/vocab/plan/estimate ← ambient/vocab/plan/runbook;
+//	             ambient/knowledge/releases, ambient/knowledge/advisories
+//	shared       ambient/vocab/steps (the plan Builder) ← ambient/knowledge/compat (the gate every primitive runs)
 //	planners     tags ← revision; cni, ztunnel, migrate (each runs the gate) ← ambient (composes them)
-//	executor     ambient/observe, ambient/execute (+ helmsdk): vocabulary only, never a planner;
+//	executor     ambient/io/observe, ambient/io/execute (+ helmsdk): vocabulary only, never a planner;
 //	             the gates reach the executor as plan.Gates values (ambient.Gates)
 //	programs     examples, e2e: anything public
 //
@@ -25,44 +25,44 @@ const module = "github.com/ambientkit/ambientkit"
 // package states its place here, and an upward import (a planner importing the executor, the
 // executor importing a planner, the gate importing a planner) is refused.
 var allowedImports = map[string][]string{
-	"":                               {},
-	"ambient/mesh":                   {},
-	"internal/helmrecord":            {},
-	"ambient/internal/affinity":      {"ambient/mesh"},
-	"ambient/mesh/meshtest":          {"ambient/mesh"},
-	"ambient/plan/internal/nodename": {},
-	"ambient/plan/internal/words":    {},
-	"ambient/plan":                   {"ambient/mesh", "ambient/plan/internal/nodename", "ambient/plan/internal/words"},
-	"ambient/plan/internal/plantest": {"ambient/mesh", "ambient/plan"},
-	"ambient/plan/rbac":              {"ambient/mesh", "ambient/plan"},
-	"ambient/plan/estimate":          {"ambient/plan", "ambient/plan/internal/words"},
-	"ambient/plan/runbook":           {"ambient/mesh", "ambient/plan", "ambient/plan/estimate", "ambient/plan/internal/nodename", "ambient/plan/internal/words"},
-	"ambient/releases":               {"ambient/mesh"},
-	"ambient/advisories":             {"ambient/mesh"},
-	"ambient/steps":                  {"ambient/mesh", "ambient/plan"},
-	"ambient/compat":                 {"ambient/mesh", "ambient/plan", "ambient/plan/runbook", "ambient/releases", "ambient/advisories", "ambient/steps"},
-	"tags":                           {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
-	"revision":                       {"ambient/mesh", "ambient/advisories", "ambient/plan", "ambient/steps", "ambient/compat", "tags"},
-	"cni":                            {"ambient/mesh", "ambient/plan", "ambient/steps", "ambient/compat"},
-	"ztunnel":                        {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/steps", "ambient/compat"},
-	"migrate":                        {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/compat"},
-	"ambient": {"ambient/mesh", "ambient/plan", "ambient/releases", "ambient/advisories", "ambient/steps", "ambient/compat",
+	"":                                     {},
+	"ambient/vocab/mesh":                   {},
+	"internal/helmrecord":                  {},
+	"ambient/io/internal/affinity":         {"ambient/vocab/mesh"},
+	"ambient/vocab/mesh/meshtest":          {"ambient/vocab/mesh"},
+	"ambient/vocab/plan/internal/nodename": {},
+	"ambient/vocab/plan/internal/words":    {},
+	"ambient/vocab/plan":                   {"ambient/vocab/mesh", "ambient/vocab/plan/internal/nodename", "ambient/vocab/plan/internal/words"},
+	"ambient/vocab/plan/internal/plantest": {"ambient/vocab/mesh", "ambient/vocab/plan"},
+	"ambient/vocab/plan/rbac":              {"ambient/vocab/mesh", "ambient/vocab/plan"},
+	"ambient/vocab/plan/estimate":          {"ambient/vocab/plan", "ambient/vocab/plan/internal/words"},
+	"ambient/vocab/plan/runbook":           {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/plan/estimate", "ambient/vocab/plan/internal/nodename", "ambient/vocab/plan/internal/words"},
+	"ambient/knowledge/releases":           {"ambient/vocab/mesh"},
+	"ambient/knowledge/advisories":         {"ambient/vocab/mesh"},
+	"ambient/vocab/steps":                  {"ambient/vocab/mesh", "ambient/vocab/plan"},
+	"ambient/knowledge/compat":             {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/plan/runbook", "ambient/knowledge/releases", "ambient/knowledge/advisories", "ambient/vocab/steps"},
+	"tags":                                 {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/knowledge/releases", "ambient/vocab/steps", "ambient/knowledge/compat"},
+	"revision":                             {"ambient/vocab/mesh", "ambient/knowledge/advisories", "ambient/vocab/plan", "ambient/vocab/steps", "ambient/knowledge/compat", "tags"},
+	"cni":                                  {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/steps", "ambient/knowledge/compat"},
+	"ztunnel":                              {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/knowledge/releases", "ambient/vocab/steps", "ambient/knowledge/compat"},
+	"migrate":                              {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/knowledge/releases", "ambient/knowledge/compat"},
+	"ambient": {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/knowledge/releases", "ambient/knowledge/advisories", "ambient/vocab/steps", "ambient/knowledge/compat",
 		"tags", "revision", "cni", "ztunnel"},
-	"ambient/observe":               {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity", "internal/helmrecord"},
-	"ambient/demo":                  {"ambient/mesh", "ambient/observe"},
-	"ambient/execute":               {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity"},
-	"ambient/execute/helmsdk":       {"ambient/mesh", "ambient/plan", "ambient/execute"},
-	"ambient/execute/executetest":   {"ambient/mesh", "ambient/plan", "ambient/plan/rbac", "ambient/internal/affinity", "ambient/observe", "ambient/execute", "ambient", "internal/helmrecord"},
-	"examples":                      {},
-	"examples/internal/cli":         {"*public"},
-	"examples/internal/cli/clitest": {"*public", "examples/internal/cli"},
-	"examples/plan-upgrade":         {"*public", "examples/internal/cli"},
-	"examples/upgrade":              {"*public", "examples/internal/cli"},
-	"examples/move-tag":             {"*public", "examples/internal/cli"},
-	"examples/migrate-namespace":    {"*public", "examples/internal/cli"},
-	"examples/bluegreen-ztunnel":    {"*public", "examples/internal/cli"},
-	"tools":                         {},
-	"hack/advisories":               {"ambient/mesh", "ambient/advisories"},
+	"ambient/io/observe":             {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/plan/rbac", "ambient/io/internal/affinity", "internal/helmrecord"},
+	"ambient/io/demo":                {"ambient/vocab/mesh", "ambient/io/observe"},
+	"ambient/io/execute":             {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/plan/rbac", "ambient/io/internal/affinity"},
+	"ambient/io/execute/helmsdk":     {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/io/execute"},
+	"ambient/io/execute/executetest": {"ambient/vocab/mesh", "ambient/vocab/plan", "ambient/vocab/plan/rbac", "ambient/io/internal/affinity", "ambient/io/observe", "ambient/io/execute", "ambient", "internal/helmrecord"},
+	"examples":                       {},
+	"examples/internal/cli":          {"*public"},
+	"examples/internal/cli/clitest":  {"*public", "examples/internal/cli"},
+	"examples/plan-upgrade":          {"*public", "examples/internal/cli"},
+	"examples/upgrade":               {"*public", "examples/internal/cli"},
+	"examples/move-tag":              {"*public", "examples/internal/cli"},
+	"examples/migrate-namespace":     {"*public", "examples/internal/cli"},
+	"examples/bluegreen-ztunnel":     {"*public", "examples/internal/cli"},
+	"tools":                          {},
+	"hack/advisories":                {"ambient/vocab/mesh", "ambient/knowledge/advisories"},
 }
 
 // isPublic reports whether an import path is part of the module's public API: no internal package,
@@ -145,17 +145,17 @@ func TestPackagesImportOnlyInTheAllowedDirections(t *testing.T) {
 // a planner importing the executor and the gate importing a planner are each reported.
 func TestTheLayerRuleRefusesAnUpwardImport(t *testing.T) {
 	pkgs := []listedPackage{
-		{ImportPath: module + "/ambient/execute", Imports: []string{module + "/ambient/plan", module + "/ambient"}},
-		{ImportPath: module + "/ztunnel", Imports: []string{module + "/ambient/execute"}},
-		{ImportPath: module + "/ambient/compat", Imports: []string{module + "/revision"}},
+		{ImportPath: module + "/ambient/io/execute", Imports: []string{module + "/ambient/vocab/plan", module + "/ambient"}},
+		{ImportPath: module + "/ztunnel", Imports: []string{module + "/ambient/io/execute"}},
+		{ImportPath: module + "/ambient/knowledge/compat", Imports: []string{module + "/revision"}},
 		{ImportPath: module + "/newpkg"},
 	}
 	got := layerViolations(pkgs, allowedImports)
 	want := []string{
-		"package ambient/compat imports revision, which allowedImports does not allow",
-		"package ambient/execute imports ambient, which allowedImports does not allow",
+		"package ambient/io/execute imports ambient, which allowedImports does not allow",
+		"package ambient/knowledge/compat imports revision, which allowedImports does not allow",
 		"package newpkg has no entry in allowedImports; add it with the module packages it may import",
-		"package ztunnel imports ambient/execute, which allowedImports does not allow",
+		"package ztunnel imports ambient/io/execute, which allowedImports does not allow",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

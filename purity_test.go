@@ -15,21 +15,21 @@ import (
 // plannerPackages must stay pure: snapshot and options in, plan and findings out.
 var plannerPackages = []string{
 	"github.com/ambientkit/ambientkit/ambient",
-	"github.com/ambientkit/ambientkit/ambient/mesh",
-	"github.com/ambientkit/ambientkit/ambient/plan",
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook",
-	"github.com/ambientkit/ambientkit/ambient/plan/estimate",
-	"github.com/ambientkit/ambientkit/ambient/plan/internal/nodename",
-	"github.com/ambientkit/ambientkit/ambient/plan/internal/words",
-	"github.com/ambientkit/ambientkit/ambient/steps",
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh",
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan",
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook",
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/estimate",
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/nodename",
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/words",
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps",
 	"github.com/ambientkit/ambientkit/revision",
 	"github.com/ambientkit/ambientkit/cni",
 	"github.com/ambientkit/ambientkit/ztunnel",
 	"github.com/ambientkit/ambientkit/tags",
 	"github.com/ambientkit/ambientkit/migrate",
-	"github.com/ambientkit/ambientkit/ambient/advisories",
-	"github.com/ambientkit/ambientkit/ambient/compat",
-	"github.com/ambientkit/ambientkit/ambient/releases",
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories",
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat",
+	"github.com/ambientkit/ambientkit/ambient/knowledge/releases",
 }
 
 // primitives are the packages whose exported planners a caller runs; every package of this module
@@ -40,8 +40,8 @@ var primitives = []string{"./ambient", "./revision", "./ztunnel", "./cni", "./ta
 // they may import os, and use it only to read that file in the functions listed
 // (TestFileLoadersReadOnlyWhenAsked checks it). Nothing else in them touches the file system.
 var fileLoaders = map[string][]string{
-	"github.com/ambientkit/ambientkit/ambient/advisories": {"LoadFile"},
-	"github.com/ambientkit/ambientkit/ambient/releases":   {"LoadFile", "LoadHelmIndexFile"},
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories": {"LoadFile"},
+	"github.com/ambientkit/ambientkit/ambient/knowledge/releases":   {"LoadFile", "LoadHelmIndexFile"},
 }
 
 // forbiddenDeps may not appear anywhere in a planner's dependency closure.
@@ -126,7 +126,7 @@ func TestEveryPlannerOpensItsPlanWithBegin(t *testing.T) {
 	}
 	files := strings.Fields(string(out))
 	for _, name := range files {
-		if strings.Contains(name, "/ambient/plan/") {
+		if strings.Contains(name, "/ambient/vocab/plan/") {
 			continue
 		}
 		fset := token.NewFileSet()
@@ -149,7 +149,7 @@ func TestEveryPlannerOpensItsPlanWithBegin(t *testing.T) {
 }
 
 func TestPlannersReadNoClock(t *testing.T) {
-	// Only each planner package's own files: sub-packages such as ambient/execute may read a clock.
+	// Only each planner package's own files: sub-packages such as ambient/io/execute may read a clock.
 	out, err := exec.Command("go", append([]string{"list", "-f", `{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}`}, plannerPackages...)...).Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/advisories"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 func sidecarModeCNI(s *mesh.Snapshot) { s.CNI.Config["AMBIENT_ENABLED"] = "false" }

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/demo"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/demo"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/migrate"
 	"github.com/ambientkit/ambientkit/tags"
 	"github.com/ambientkit/ambientkit/ztunnel"

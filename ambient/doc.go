@@ -13,6 +13,6 @@
 // Gates gives the executor the same gate (execute.Options.Gates).
 //
 // All of them are pure functions: no I/O, no clock (pass Today), no randomness; the same input gives
-// byte-identical output. Observe a cluster with package ambient/observe, apply a plan with package
-// ambient/execute.
+// byte-identical output. Observe a cluster with package ambient/io/observe, apply a plan with package
+// ambient/io/execute.
 package ambient

@@ -1,7 +1,7 @@
 package ambient
 
 import (
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/revision"
 )
 

@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/demo"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/demo"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/rbac"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook"
 )
 
 func TestPlanUpgradeOfTheDemoMesh(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // The upgrade's safety order (issue 19), as Istio's Helm upgrade procedure gives it: base (CRDs) →

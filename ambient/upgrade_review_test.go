@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/ztunnel"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook"
 )
 
 // The review budget of issue 12: a node-by-node upgrade of a 1,000-node mesh renders in a runbook a

@@ -14,7 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 )
 

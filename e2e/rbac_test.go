@@ -44,14 +44,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/rbac"
 )
 
 // The identity TestUpgrade applies its plan as.

@@ -19,7 +19,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // corpusDir holds the broken-mesh states (hack/corpus.sh regenerates them on a kwok cluster).
@@ -176,7 +176,7 @@ func runState(t *testing.T, bin string, x corpusExpect, dump string) ([]answer, 
 	var as []answer
 	for _, f := range doc.Findings {
 		if !plan.CodeRaisedAs(f.Code, f.Severity) {
-			t.Errorf("%s %v: finding %s on %s is %s, which its code's table (ambient/plan/severities_table.go) does not allow: %v", x.Command[0], args, f.Code, f.Object, f.Severity, plan.CodeSeverities(f.Code))
+			t.Errorf("%s %v: finding %s on %s is %s, which its code's table (ambient/vocab/plan/severities_table.go) does not allow: %v", x.Command[0], args, f.Code, f.Object, f.Severity, plan.CodeSeverities(f.Code))
 		}
 		if f.Severity != plan.Info && strings.TrimSpace(f.Remedy) == "" {
 			t.Errorf("%s %v: %s finding %s on %s has no remedy: a finding that stops a plan says how to fix it", x.Command[0], args, f.Severity, f.Code, f.Object)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
 )
 
 // readmeRun is what the README promises of one command it shows: the exit status the program ends

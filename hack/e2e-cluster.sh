@@ -7,7 +7,7 @@
 #   E2E_KUBECONFIG=$(bash hack/e2e-cluster.sh up | tail -n1) E2E_FAKE_NODES=on bash hack/e2e.sh
 #   bash hack/e2e-cluster.sh down    # also stops the demo mesh's program
 #
-# `up --demo` also installs the embedded demo mesh (ambient/demo: 14 nodes in two pools, Istio 1.30.3
+# `up --demo` also installs the embedded demo mesh (ambient/io/demo: 14 nodes in two pools, Istio 1.30.3
 # from the real charts with the Helm SDK, tags, sidecar and ambient namespaces, waypoints, workloads;
 # e2e/internal/cmd/demo-mesh), so every example runs against it in one command. It prints a comment
 # line with the chart folder the examples' --charts takes (1.31.4, and <chart>@1.30.3 beside), then

@@ -27,10 +27,10 @@ CGO_ENABLED=1 go test -count=1 -race -run 'TestPlanningNeverChangesTheCallersSna
 section "fuzz (short)"
 # Counted, not timed, and one worker: a timed run on a busy 2-core machine can end in the fuzzer's own
 # "context deadline exceeded" at shutdown, which says nothing about the code.
-go test -run '^$' -fuzz '^FuzzParseVersion$' -fuzztime 100000x -parallel 1 ./ambient/mesh
-go test -run '^$' -fuzz '^FuzzYAML$' -fuzztime 1000x -parallel 1 ./ambient/observe
-go test -run '^$' -fuzz '^FuzzNormalizedHelmValues$' -fuzztime 20000x -parallel 1 ./ambient/mesh
-go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 2000x -parallel 1 ./ambient/plan
+go test -run '^$' -fuzz '^FuzzParseVersion$' -fuzztime 100000x -parallel 1 ./ambient/vocab/mesh
+go test -run '^$' -fuzz '^FuzzYAML$' -fuzztime 1000x -parallel 1 ./ambient/io/observe
+go test -run '^$' -fuzz '^FuzzNormalizedHelmValues$' -fuzztime 20000x -parallel 1 ./ambient/vocab/mesh
+go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 2000x -parallel 1 ./ambient/vocab/plan
 
 if [ "${E2E:-1}" != "0" ]; then
   section "e2e on a real API server"

@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // What changes when a namespace's pods leave their sidecars, beyond its policies and routes: the

@@ -1,6 +1,6 @@
 package migrate
 
-import "github.com/ambientkit/ambientkit/ambient/plan"
+import "github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
 // Finding codes of a namespace's move to ambient (MigrateNamespace and its readiness report), which
 // only this package raises. They are stable: tests, callers and waivers use them; messages may

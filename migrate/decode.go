@@ -11,7 +11,7 @@ import (
 	networkingv1 "istio.io/api/networking/v1"
 	securityv1 "istio.io/api/security/v1"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // ErrPolicyInvalid is wrapped by every error about a policy spec that does not decode into its Istio

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // injectionDisabled is the istio-injection value no injector webhook of the istiod chart selects:

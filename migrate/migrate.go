@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/releases"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/releases"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // ErrBlocked is returned, with the plan, when findings stop the migration: the plan holds them (and

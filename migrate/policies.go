@@ -8,7 +8,7 @@ import (
 
 	securityv1 "istio.io/api/security/v1"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // PolicyClass says what happens to a policy when its namespace moves from sidecars to ambient.

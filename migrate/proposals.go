@@ -9,7 +9,7 @@ import (
 	securityv1 "istio.io/api/security/v1"
 	typev1beta1 "istio.io/api/type/v1beta1"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Proposal is an object the migration would create where the translation is mechanical: a

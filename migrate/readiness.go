@@ -8,8 +8,8 @@ import (
 	securityv1 "istio.io/api/security/v1"
 	typev1beta1 "istio.io/api/type/v1beta1"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // ReportKind is the kind of an encoded Report.

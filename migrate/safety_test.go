@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ambientkit/ambientkit/ambient/demo"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/demo"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/migrate"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook"
 )
 
 func stepIDs(p *plan.Plan, ns string) []string {

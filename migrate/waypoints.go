@@ -3,7 +3,7 @@ package migrate
 import (
 	"sort"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Where a Service's waypoint comes from.

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Reference is one thing that still refers to a revision.

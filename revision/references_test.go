@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/revision"
 )
 

@@ -7,9 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps"
 	"github.com/ambientkit/ambientkit/revision"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Radius is what a tag reaches: everything that moves when the tag moves.

@@ -1,7 +1,7 @@
 package tags
 
 import (
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // serviceTagsSince is the first Istio version that represents tags as Services too (istio-facts §1.6).

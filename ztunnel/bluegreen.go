@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/releases"
-	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/releases"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps"
 )
 
 // NameBlueGreen names the blue-green strategy.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ambientkit/ambientkit/ztunnel"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/rbac"
 )
 
 // The RBAC of a blue-green run (issue 18): every verb but create and list on roles, bindings and

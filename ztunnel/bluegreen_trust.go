@@ -5,10 +5,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps"
 )
 
 // istiodReleases are the istiod releases as the plan leaves them so far (a revision installed

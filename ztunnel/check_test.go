@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
 
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/strvals"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // secondZtunnel adds a ztunnel DaemonSet in namespace ns (as a blue-green swap does) that istiod

@@ -3,8 +3,8 @@ package ztunnel_test
 import (
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
 	"github.com/ambientkit/ambientkit/ztunnel"
 )
 

@@ -3,10 +3,10 @@ package ztunnel
 import (
 	"fmt"
 
-	"github.com/ambientkit/ambientkit/ambient/compat"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/compat"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps"
 )
 
 // How the ztunnel chart names its DaemonSet and ServiceAccount (and, with platform=openshift only,

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // Strategy is how ztunnel moves to a new version: InPlace, NodeByNode or BlueGreen. Each strategy is its own

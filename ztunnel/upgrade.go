@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/plan"
-	"github.com/ambientkit/ambientkit/ambient/steps"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/steps"
 )
 
 // updateStrategyValue is the first ztunnel chart with an updateStrategy value (istio/istio@1.26.0:

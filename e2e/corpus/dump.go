@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // dump runs the commands of observe.DumpCommands against the cluster into dir/dump (raw copies in

@@ -19,7 +19,7 @@ const today = "2026-12-01"
 const (
 	byRegression  = "regression"
 	byCorpus      = "corpus"
-	byDanglingRef = "dangling references (ambient/compat)"
+	byDanglingRef = "dangling references (ambient/knowledge/compat)"
 )
 
 func planUpgrade(target string, extra ...string) []string {
@@ -99,7 +99,7 @@ spec:
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "plan-upgrade stopped with an internal error and no plan: the new revision's install step checked that the " +
 			"unowned Gateway stays owned by revision \"\", which plan.Validate refuses (GatewayOwner: param revision is required)",
-		Rule: "GATEWAY_NOT_OWNED (ambient/compat/revision.go checkGateways), reached now that revision.Upgrade no longer " +
+		Rule: "GATEWAY_NOT_OWNED (ambient/knowledge/compat/revision.go checkGateways), reached now that revision.Upgrade no longer " +
 			"checks an owner for a gateway that has none (revision/upgrade.go)",
 	},
 	{

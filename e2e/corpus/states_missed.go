@@ -50,7 +50,7 @@ spec:
 		Expect:       []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the observer did not read NetworkPolicies (networking.k8s.io), so no rule could see that the namespace's only ingress rule admits port 8080 and not HBONE's 15008",
-		Rule:   "compat.NetworkPolicyFindings (ambient/compat/network.go), which migrate.MigrateNamespace runs for the namespace it moves",
+		Rule:   "compat.NetworkPolicyFindings (ambient/knowledge/compat/network.go), which migrate.MigrateNamespace runs for the namespace it moves",
 	},
 	{
 		ID:      "m03b-networkpolicy-blocks-hbone-in-ambient",
@@ -79,7 +79,7 @@ spec:
 		Expect:       []Expected{{Code: "NETWORKPOLICY_BLOCKS_HBONE", Object: "NetworkPolicy shop/web-ingress"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "NetworkPolicies were not read, and the upgrade gate had no rule about the network an ambient namespace already runs in",
-		Rule:   "networkPolicyRules in the compatibility gate (ambient/compat/network.go), run by every primitive",
+		Rule:   "networkPolicyRules in the compatibility gate (ambient/knowledge/compat/network.go), run by every primitive",
 	},
 	{
 		ID:    "m04-networkpolicy-blocks-probes",
@@ -116,7 +116,7 @@ spec:
 		Absent:       []string{"NETWORKPOLICY_BLOCKS_HBONE"},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "NetworkPolicies were not read, and nothing knew that istio-cni SNATs kubelet probes to 169.254.7.127 in ambient",
-		Rule:   "compat.NetworkPolicyFindings (ambient/compat/network.go: ruleAdmits against 169.254.7.127 for workloads with probes)",
+		Rule:   "compat.NetworkPolicyFindings (ambient/knowledge/compat/network.go: ruleAdmits against 169.254.7.127 for workloads with probes)",
 	},
 	// ---- what sidecars applied and ambient ignores ------------------------------------------------
 	{
@@ -305,7 +305,7 @@ spec:
 		Expect:       []Expected{{Code: "CNI_EXCLUDES_AMBIENT_NAMESPACE", Object: "Namespace infra"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "only the AMBIENT_* keys of istio-cni-config were kept (not EXCLUDE_NAMESPACES), and no rule knew the 1.30 agent honours the list",
-		Rule:   "checkExcludedAmbient (ambient/compat/cniconfig.go), bound to targets from 1.30",
+		Rule:   "checkExcludedAmbient (ambient/knowledge/compat/cniconfig.go), bound to targets from 1.30",
 	},
 	{
 		ID:      "n04-cni-stale-network-config-env",
@@ -332,7 +332,7 @@ spec:
 		Expect:       []Expected{{Code: "CNI_ENV_REFERENCES_MISSING_KEY", Object: "DaemonSet istio-system/istio-cni-node"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the istio-cni DaemonSet's env was not observed, so an env var reading a key the ConfigMap lacks went unseen (only CNI_ROLLOUT_INCOMPLETE once pods fail)",
-		Rule:   "checkCNIEnvKeys (ambient/compat/cniconfig.go)",
+		Rule:   "checkCNIEnvKeys (ambient/knowledge/compat/cniconfig.go)",
 	},
 	{
 		ID:    "n05-gke-cni-bin-dir",
@@ -361,7 +361,7 @@ spec:
 		Expect:       []Expected{{Code: "CNI_BIN_DIR_WRONG_FOR_PLATFORM", Object: "DaemonSet istio-system/istio-cni-node"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the istio-cni DaemonSet's host paths were not observed, and nothing compared them with the nodes' platform",
-		Rule:   "checkCNIBinDir (ambient/compat/cniconfig.go) on the DaemonSet's cni-bin-dir volume and GKE node labels",
+		Rule:   "checkCNIBinDir (ambient/knowledge/compat/cniconfig.go) on the DaemonSet's cni-bin-dir volume and GKE node labels",
 	},
 	{
 		ID:    "n06-cilium-incompatible-config",
@@ -388,7 +388,7 @@ data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacem
 		Expect:       []Expected{{Code: "PRIMARY_CNI_INCOMPATIBLE", Object: "ConfigMap kube-system/cilium-config"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "kube-system/cilium-config was not read",
-		Rule:   "primaryCNIRules (ambient/compat/network.go) on the primary CNI's settings the observer now reads",
+		Rule:   "primaryCNIRules (ambient/knowledge/compat/network.go) on the primary CNI's settings the observer now reads",
 	},
 	// ---- waypoints and routes ---------------------------------------------------------------------
 	{
@@ -414,7 +414,7 @@ data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacem
 		Expect:       []Expected{{Code: "WAYPOINT_DOES_NOT_ALLOW_NAMESPACE", Object: "Namespace shop"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "Gateway listeners and allowedRoutes were not observed; the planners took a namespace's use-waypoint label as bound",
-		Rule:   "checkWaypointAllowed (ambient/compat/waypointbind.go)",
+		Rule:   "checkWaypointAllowed (ambient/knowledge/compat/waypointbind.go)",
 	},
 	{
 		ID:      "w04-waypoint-not-programmed",
@@ -444,7 +444,7 @@ data: {cni-exclusive: "true", enable-bpf-masquerade: "true", kube-proxy-replacem
 		Expect:       []Expected{{Code: "WAYPOINT_NOT_PROGRAMMED", Object: "Gateway shop/waypoint"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "Gateway status conditions were not observed; waypoint readiness counted ready pods only",
-		Rule:   "checkWaypointProgrammed (ambient/compat/waypointbind.go) on the Programmed condition",
+		Rule:   "checkWaypointProgrammed (ambient/knowledge/compat/waypointbind.go) on the Programmed condition",
 	},
 	{
 		ID:    "w06-httproute-parent-not-bound",
@@ -476,7 +476,7 @@ spec:
 		Expect:       []Expected{{Code: "ROUTE_PARENT_HAS_NO_WAYPOINT", Object: "HTTPRoute shop/web-split"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "existing HTTPRoutes were not read (the migration writes HTTPRoutes, it did not look at the ones there)",
-		Rule:   "checkRouteParents (ambient/compat/waypointbind.go)",
+		Rule:   "checkRouteParents (ambient/knowledge/compat/waypointbind.go)",
 	},
 	// ---- waiting for another area ---------------------------------------------------------------
 	{
@@ -504,7 +504,7 @@ spec:
 		Command:      planUpgrade("1.31.4"),
 		Expect:       []Expected{{Code: "WAYPOINT_REFERENCE_DANGLING", Object: "Namespace shop"}},
 		BeforeCorpus: beforePartly, Answers: byDanglingRef,
-		Rule:   "checkWaypointReferences in the compatibility gate (ambient/compat/references.go), run by every primitive",
+		Rule:   "checkWaypointReferences in the compatibility gate (ambient/knowledge/compat/references.go), run by every primitive",
 		Before: "WAYPOINT_NOT_READY and WAYPOINT_NEEDED_BUT_MISSING speak only inside the migration of the namespace that needs the waypoint; the upgrade gate said nothing of a label that names no Gateway",
 	},
 	{
@@ -556,7 +556,7 @@ spec:
 			{Code: "GATEWAY_REVISION_CHANGE_DROPS_CONFIG", Object: "Gateway ingress/public"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "tags.MoveTag said only that the waypoint is redeployed; no version-bound hazard reached a finding",
-		Rule:   "tags.MoveTag (gatewayDropFindings) through compat.GatewayRevisionChangeFindings (ambient/compat/gatewayrev.go), its ranges from advisory istio#59959 (ambient/advisories)",
+		Rule:   "tags.MoveTag (gatewayDropFindings) through compat.GatewayRevisionChangeFindings (ambient/knowledge/compat/gatewayrev.go), its ranges from advisory istio#59959 (ambient/knowledge/advisories)",
 	},
 	{
 		ID:      "z03-dry-run-policy-old-ztunnel",
@@ -588,7 +588,7 @@ spec:
 		Expect:       []Expected{{Code: "DRY_RUN_POLICY_ENFORCED_BY_OLD_ZTUNNEL", Object: "AuthorizationPolicy shop/deny-all-dry"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "the migration assumed AMBIENT_ENABLE_DRY_RUN_AUTHORIZATION_POLICY unset (AUTHZ_DRY_RUN_IGNORED), and no rule related istiod's setting to ztunnel's version",
-		Rule:   "dryRunSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio-note/authz-dry-run-ambient (ambient/advisories)",
+		Rule:   "dryRunSkew (ambient/knowledge/compat/skew.go) in the compatibility gate, its ranges from advisory istio-note/authz-dry-run-ambient (ambient/knowledge/advisories)",
 	},
 	{
 		ID:    "z04-serviceentry-none-old-ztunnel",
@@ -620,7 +620,7 @@ spec:
 		Expect:       []Expected{{Code: "SERVICEENTRY_NACKED_BY_OLD_ZTUNNEL", Object: "ServiceEntry shop/redis-vm"}},
 		BeforeCorpus: beforeMissed, Answers: byCorpus,
 		Before: "ServiceEntries were not read and no rule knew ztunnel 1.27 NACKs resolution NONE entries sent by istiod 1.28",
-		Rule:   "serviceEntryNoneSkew (ambient/compat/skew.go) in the compatibility gate, its ranges from advisory istio#57656 (ambient/advisories)",
+		Rule:   "serviceEntryNoneSkew (ambient/knowledge/compat/skew.go) in the compatibility gate, its ranges from advisory istio#57656 (ambient/knowledge/advisories)",
 	},
 }
 

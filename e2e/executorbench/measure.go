@@ -25,13 +25,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/e2e/executorbench/limit"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 	"github.com/ambientkit/ambientkit/e2e/internal/kwokstages"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/estimate"
 )
 
 // evictedPod is a pod the run took off a node: seen first with a deletionTimestamp, then gone.

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // counter counts requests by key.

@@ -13,15 +13,15 @@ import (
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/execute/helmsdk"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/io/execute/helmsdk"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
 	"github.com/ambientkit/ambientkit/e2e/internal/upgrade"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook"
 )
 
 // commandTimeout bounds each command of a runbook run by hand, in case a printed bound does not

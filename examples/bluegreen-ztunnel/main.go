@@ -17,7 +17,7 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/ztunnel"
 )

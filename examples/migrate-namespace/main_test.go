@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // TestFromDirReportsAndPlansWithoutApplying runs the example over the migrate package's fixtures.

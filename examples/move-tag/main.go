@@ -15,7 +15,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 	"github.com/ambientkit/ambientkit/tags"
 )

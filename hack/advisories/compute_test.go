@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/advisories"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // line builds one minor of a fake mirror: tags[i] lists the notes in patch i's tree, branch the

@@ -1,4 +1,4 @@
-// Command advisories writes ambient/advisories/advisories.yaml, the embedded upgrade advisories, from
+// Command advisories writes ambient/knowledge/advisories/advisories.yaml, the embedded upgrade advisories, from
 // an istio/istio git directory and the reviewed selection in this directory.
 //
 // The selection (selection.yaml) says which upstream release notes become advisories and gives, in
@@ -28,10 +28,10 @@
 //
 //  4. Run, from the repository root:
 //
-//     go run ./hack/advisories -istio /path/to/istio.git -selection hack/advisories/selection.yaml -o ambient/advisories/advisories.yaml
+//     go run ./hack/advisories -istio /path/to/istio.git -selection hack/advisories/selection.yaml -o ambient/knowledge/advisories/advisories.yaml
 //
 //  5. Review the diff of advisories.yaml, update the pinned expectations in
-//     ambient/advisories/embedded_test.go, and run go test ./ambient/advisories/...
+//     ambient/knowledge/advisories/embedded_test.go, and run go test ./ambient/knowledge/advisories/...
 //
 // The output is deterministic: the same mirror and selection give the same bytes.
 package main
@@ -47,14 +47,14 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ambientkit/ambientkit/ambient/advisories"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 func main() {
 	istio := flag.String("istio", "", "istio/istio git directory (bare mirror or clone)")
 	selection := flag.String("selection", "hack/advisories/selection.yaml", "the reviewed selection")
-	out := flag.String("o", "ambient/advisories/advisories.yaml", "output file; - for stdout")
+	out := flag.String("o", "ambient/knowledge/advisories/advisories.yaml", "output file; - for stdout")
 	flag.Parse()
 	if *istio == "" {
 		fmt.Fprintln(os.Stderr, "advisories: -istio is required (an istio/istio git directory)")
@@ -224,7 +224,7 @@ Every sentence is ours; the facts, names and numbers come from the sources each 
   id            the upstream issue (istio#N, ztunnel#N) or, for a note without one, istio-note/<name>
   component     whose version the ranges describe: istiod, cni, ztunnel, gateway, waypoint, base, istioctl
   when          the operations during which it bites
-  conditions    all must hold: always, workloads>=N, or a named condition (ambient/advisories/vocab.go)
+  conditions    all must hold: always, workloads>=N, or a named condition (ambient/knowledge/advisories/vocab.go)
   affected      per minor, from..to (to omitted: open, no fix in that minor yet)
   introducedIn  where the hazard arrived; omitted when it was not traced (ranges then start at the
                 oldest covered minor)

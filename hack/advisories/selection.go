@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/ambientkit/ambientkit/ambient/advisories"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/knowledge/advisories"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Selection is the reviewed input: which upstream notes become advisories, with our own words for

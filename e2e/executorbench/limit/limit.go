@@ -3,7 +3,7 @@
 // cluster, from plain data (waves → nodes → evicted pods with their grace periods and budgets,
 // ztunnel start, health-gate settle). The executor bench divides its measured wall time by it.
 //
-// The model is the library's (estimate.Limit, documented in ambient/plan/estimate.go), the one the
+// The model is the library's (estimate.Limit, documented in ambient/vocab/plan/estimate.go), the one the
 // runbook's Phases estimate uses: this package feeds it what the cluster did (the pods a watch saw
 // evicted, their grace periods, the budgets and their allowed disruptions) where the runbook feeds
 // it what the plan's snapshot expected. Per wave, summed over the waves:
@@ -21,7 +21,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/estimate"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/estimate"
 )
 
 // The model's types are the library's.

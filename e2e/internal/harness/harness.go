@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/ambientkit/ambientkit/ambient/observe"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
 	"github.com/ambientkit/ambientkit/e2e/internal/charts"
 	"github.com/ambientkit/ambientkit/e2e/internal/cluster"
 	"github.com/ambientkit/ambientkit/e2e/internal/fakecni"

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // MeshHealth is the "mesh-health" probe of the e2e upgrade: healthy only when istiod is ready (at least

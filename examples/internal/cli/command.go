@@ -12,8 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	// Linked for its finding codes, which it registers in plan's catalog: every example lists and
 	// knows every code of the module, whichever planners it runs.
 	_ "github.com/ambientkit/ambientkit/migrate"

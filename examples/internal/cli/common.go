@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/runbook"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/runbook"
 )
 
 // Common holds the flags every example has besides the source: the gate's --waive and --today,
@@ -122,7 +122,7 @@ var flagsOf = map[string]func(value string) (flag, text string){
 	"tags.MoveTag": func(v string) (string, string) {
 		return "", "{examples}move-tag{source} --tag " + v + " --revision REVISION"
 	},
-	"advisories.Default().Advisory(id)": func(string) (string, string) { return "", "ambient/advisories/advisories.yaml, under its id" },
+	"advisories.Default().Advisory(id)": func(string) (string, string) { return "", "ambient/knowledge/advisories/advisories.yaml, under its id" },
 }
 
 // OptionName names a caller's option a finding's remedy names as this command's flag ("--jobs

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
 )
 
 // Next says what to do after a run of the upgrade example stopped with an error: plan again, waive,

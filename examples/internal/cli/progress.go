@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // Progress prints the executor's events: with format "text", a live line on a terminal (progress

@@ -7,12 +7,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/execute"
-	"github.com/ambientkit/ambientkit/ambient/mesh"
-	"github.com/ambientkit/ambientkit/ambient/observe"
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/io/execute"
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
-	"github.com/ambientkit/ambientkit/ambient/plan/rbac"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/rbac"
 )
 
 // RBAC holds --rbac and --rbac-account: instead of running the plan, write the ClusterRole and Roles

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ambientkit/ambientkit/ambient/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // Refs reads a flag's "Kind/name,..." as objects of the namespace ns; "all" (where allowAll) and

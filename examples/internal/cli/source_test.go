@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 )
 
 // TestAPlanMadeElsewhereIsNamedAndADemoPlanIsRefused: applying a saved plan to a live cluster says

@@ -15,7 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/ambientkit/ambientkit/ambient/demo"
+	"github.com/ambientkit/ambientkit/ambient/io/demo"
 	"github.com/ambientkit/ambientkit/e2e/internal/kube"
 )
 

@@ -1,4 +1,4 @@
-// Command demo-mesh installs the embedded demo mesh (package ambient/demo) on a kwok cluster, from
+// Command demo-mesh installs the embedded demo mesh (package ambient/io/demo) on a kwok cluster, from
 // the real Istio charts with the Helm SDK, and then keeps playing istiod's webhooks and status and the
 // CNI's capture for it until it is stopped. hack/e2e-cluster.sh runs it for `up --demo`:
 //

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ambientkit/ambientkit/ambient/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/examples/internal/cli"
 )
 

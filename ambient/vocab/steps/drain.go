@@ -1,0 +1,302 @@
+package steps
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+)
+
+// Index holds a snapshot's workloads by node and its PodDisruptionBudgets by namespace, built once
+// for the many drain decisions of a plan.
+type Index struct {
+	byNode  map[string][]*mesh.Workload
+	budgets map[string][]mesh.PodDisruptionBudget
+}
+
+// NewIndex indexes the snapshot. It keeps pointers into s, which must not change while it is used.
+func NewIndex(s *mesh.Snapshot) *Index {
+	ix := &Index{byNode: map[string][]*mesh.Workload{}, budgets: map[string][]mesh.PodDisruptionBudget{}}
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		for _, n := range w.Nodes {
+			ix.byNode[n] = append(ix.byNode[n], w)
+		}
+	}
+	for _, b := range s.PodDisruptionBudgets {
+		ix.budgets[b.Namespace] = append(ix.budgets[b.Namespace], b)
+	}
+	return ix
+}
+
+// On returns the workloads with pods on the node.
+func (ix *Index) On(node string) []*mesh.Workload { return ix.byNode[node] }
+
+// DrainNode is one node to drain, with what may hold the drain up.
+type DrainNode struct {
+	Node mesh.Node
+	// Ambient is true when ambient pods ran on the node when the plan was made.
+	Ambient bool
+	// Stateful counts the StatefulSets, Jobs and pods with local storage on the node.
+	Stateful int
+	// Blocked is true when a PodDisruptionBudget covering a pod on the node allows no disruption.
+	Blocked bool
+	// MayHold says what may hold the drain, by name, as plan.NodeDrain.MayHold does.
+	MayHold []string
+	// Expect is what the drain is expected to evict, for the runbook's time estimate.
+	Expect *plan.DrainExpect
+}
+
+// DrainOrder returns the nodes in the order to drain them: nodes no budget blocks first, then fewer
+// stateful workloads first, then by pool and name. What may hold each drain is named, and what blocks
+// one (a budget allowing no disruption, a pod no controller owns) is added to the plan as a finding.
+// ambient counts ambient workloads per node (mesh.Snapshot.AmbientNodes); only nodes with ambient
+// pods are examined, because only their drains evict every pod.
+func (b *Builder) DrainOrder(s *mesh.Snapshot, ix *Index, nodes []mesh.Node, ambient map[string]int) []DrainNode {
+	out := make([]DrainNode, 0, len(nodes))
+	for _, n := range nodes {
+		d := DrainNode{Node: n, Ambient: ambient[n.Name] > 0}
+		if d.Ambient {
+			d.MayHold, d.Stateful, d.Blocked = b.mayHold(ix, n.Name)
+			d.Expect = ix.expect(n.Name)
+		}
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if a.Blocked != c.Blocked {
+			return !a.Blocked
+		}
+		if a.Stateful != c.Stateful {
+			return a.Stateful < c.Stateful
+		}
+		if a.Node.Pool != c.Node.Pool {
+			return a.Node.Pool < c.Node.Pool
+		}
+		return a.Node.Name < c.Node.Name
+	})
+	return out
+}
+
+// mayHold lists what may hold a node's drain, by name, and adds the findings of what blocks it: one
+// finding per PodDisruptionBudget allowing no disruption, however many nodes it holds (blockedBy).
+func (b *Builder) mayHold(ix *Index, node string) (hold []string, stateful int, blocked bool) {
+	for _, w := range ix.byNode[node] {
+		if w.Kind == "DaemonSet" {
+			continue
+		}
+		for _, bud := range ix.budgets[w.Namespace] {
+			if !bud.Selector.Matches(w.Labels) {
+				continue
+			}
+			if bud.DisruptionsAllowed == 0 {
+				blocked = true
+				hold = append(hold, fmt.Sprintf("%s: allows 0 disruptions and covers %s", bud.Ref(), w.Ref()))
+				b.blockedBy(bud, node, w.Ref())
+			}
+		}
+		switch {
+		case w.Kind == "Pod":
+			hold = append(hold, fmt.Sprintf("%s: has no controller, so eviction deletes it for good", w.Ref()))
+			b.Finding(plan.Finding{Code: plan.CodeUnmanagedPodBlocksDrain, Severity: plan.Waivable, Object: w.Ref(), Component: "node/" + node,
+				Message: fmt.Sprintf("pod %s/%s on %s has no controller; draining the node deletes it for good", w.Namespace, w.Name, node),
+				Remedy:  "run it under a Deployment or Job, or waive"})
+		case w.Kind == "Job" || w.Kind == "CronJob":
+			hold = append(hold, fmt.Sprintf("%s: runs; eviction stops it, and it starts over only if its backoffLimit allows", w.Ref()))
+		case w.Kind == "StatefulSet":
+			hold = append(hold, fmt.Sprintf("%s: restarts elsewhere with the same identity", w.Ref()))
+		}
+		if w.LocalStorage {
+			hold = append(hold, fmt.Sprintf("%s: loses the data of its emptyDir volumes", w.Ref()))
+		}
+		if w.Stateful() {
+			stateful++
+		}
+	}
+	sort.Strings(hold)
+	return hold, stateful, blocked
+}
+
+// expect is what a drain of the node evicts, for the time model: its pods (a workload's pods spread
+// evenly over its nodes), the longest grace period of those no budget covers, and the pods each
+// budget covers. A grace period of the API server's default (30s, also when a pod sets none) is left
+// out (0), which keeps the plan of a thousand nodes short.
+func (ix *Index) expect(node string) *plan.DrainExpect {
+	e := &plan.DrainExpect{}
+	for _, w := range ix.byNode[node] {
+		if w.Kind == "DaemonSet" {
+			continue
+		}
+		pods := 1
+		if n := len(w.Nodes); n > 0 && w.Pods > n {
+			pods = (w.Pods + n - 1) / n
+		}
+		grace := w.TerminationGracePeriodSeconds
+		if grace == 30 { // k8s.io/api@v0.37.2 core/v1 types.go DefaultTerminationGracePeriodSeconds
+			grace = 0
+		}
+		e.Pods += pods
+		bud, ok := ix.budgetOf(w)
+		if !ok {
+			e.GraceSeconds = longerGrace(e.GraceSeconds, grace)
+			continue
+		}
+		e.Budgets = addExpected(e.Budgets, plan.ExpectedBudget{Budget: bud.Namespace + "/" + bud.Name, Allowed: bud.DisruptionsAllowed,
+			Pods: pods, GraceSeconds: grace, Stateful: w.Kind == "StatefulSet"})
+	}
+	if e.Pods == 0 {
+		return nil
+	}
+	return e
+}
+
+// budgetOf is the budget covering the workload's pods, if any.
+func (ix *Index) budgetOf(w *mesh.Workload) (mesh.PodDisruptionBudget, bool) {
+	for _, bud := range ix.budgets[w.Namespace] {
+		if bud.Selector.Matches(w.Labels) {
+			return bud, true
+		}
+	}
+	return mesh.PodDisruptionBudget{}, false
+}
+
+// longerGrace is the longer of two grace periods in seconds, 0 standing for the default (30).
+func longerGrace(a, b int64) int64 {
+	eff := func(g int64) int64 {
+		if g == 0 {
+			return 30
+		}
+		return g
+	}
+	if l := max(eff(a), eff(b)); l != 30 {
+		return l
+	}
+	return 0
+}
+
+// addExpected adds a budget's pods, merging them with those of the same budget.
+func addExpected(bs []plan.ExpectedBudget, b plan.ExpectedBudget) []plan.ExpectedBudget {
+	for i := range bs {
+		if bs[i].Budget == b.Budget {
+			bs[i].Pods += b.Pods
+			bs[i].GraceSeconds = longerGrace(bs[i].GraceSeconds, b.GraceSeconds)
+			bs[i].Stateful = bs[i].Stateful || b.Stateful
+			return bs
+		}
+	}
+	return append(bs, b)
+}
+
+// blockedBy records that a budget allowing no disruption holds the drain of node (where it covers
+// w): the plan's one PDB_BLOCKS_DRAIN finding of that budget gets the node in Related and in its
+// message, so a budget spread over many nodes is one finding, as it is one cause.
+func (b *Builder) blockedBy(bud mesh.PodDisruptionBudget, node string, w mesh.ObjectRef) {
+	f := b.budgetFinding(bud)
+	nodeRef := mesh.ObjectRef{Kind: "Node", Name: node}
+	if slices.Contains(f.Related, nodeRef) {
+		return
+	}
+	f.Related = append(f.Related, nodeRef)
+	sort.Slice(f.Related, func(i, j int) bool { return f.Related[i].Name < f.Related[j].Name })
+	covers := strings.Split(f.Details["covers"], ",")
+	if !slices.Contains(covers, w.String()) {
+		covers = append(covers, w.String())
+	}
+	covers = slices.DeleteFunc(covers, func(s string) bool { return s == "" })
+	sort.Strings(covers)
+	var nodes []string
+	for _, r := range f.Related {
+		nodes = append(nodes, r.Name)
+	}
+	f.Details = map[string]string{"nodes": fmt.Sprint(len(nodes)), "covers": strings.Join(covers, ",")}
+	which := "node " + nodes[0]
+	if len(nodes) > 1 {
+		which = fmt.Sprintf("%d nodes (%s)", len(nodes), plan.ListSome(nodes, 8))
+	}
+	f.Message = fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s",
+		bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, which, strings.Join(covers, ", "))
+}
+
+// budgetFinding returns the plan's PDB_BLOCKS_DRAIN finding of the budget, adding it first.
+func (b *Builder) budgetFinding(bud mesh.PodDisruptionBudget) *plan.Finding {
+	for i := range b.p.Findings {
+		if f := &b.p.Findings[i]; f.Code == plan.CodePDBBlocksDrain && f.Object == bud.Ref() {
+			return f
+		}
+	}
+	b.Finding(plan.Finding{Code: plan.CodePDBBlocksDrain, Severity: plan.Waivable, Object: bud.Ref(),
+		Remedy: "scale the workload up or relax the budget before the drain, or waive and let the drain time out and report"})
+	return &b.p.Findings[len(b.p.Findings)-1]
+}
+
+// LocalStorageLoss names, sorted, the pods whose emptyDir data draining the nodes loses, as "Kind
+// namespace/name on node": every pod but DaemonSet ones (a drain leaves them), and but those of Jobs
+// when keepJobs (the drain waits for them instead of evicting them).
+func LocalStorageLoss(ix *Index, nodes []mesh.Node, keepJobs bool) []string {
+	var out []string
+	for _, n := range nodes {
+		for _, w := range ix.On(n.Name) {
+			if !w.LocalStorage || w.Kind == "DaemonSet" || (keepJobs && (w.Kind == "Job" || w.Kind == "CronJob")) {
+				continue
+			}
+			out = append(out, w.Ref().String()+" on "+n.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LocalStorageApproval is the approval step, put before the first drain that loses emptyDir data,
+// that names every pod of the plan whose data is lost (LocalStorageLoss of all its drains).
+func LocalStorageApproval(id string, lost []string) plan.Step {
+	return plan.Step{ID: id, Risk: plan.RiskNone,
+		Description: fmt.Sprintf("approve losing the emptyDir data of the %d pod(s) the plan's drains evict", len(lost)),
+		Reason:      "a drain deletes emptyDir volumes with their pods (kubectl drain --delete-emptydir-data); the data is not moved",
+		Approval:    &plan.Approval{Message: "these pods lose their emptyDir data when their node is drained: " + strings.Join(lost, ", ")}}
+}
+
+// DrainStep is the step that drains d.Node through the Eviction API, bounded by timeout seconds, with
+// a rollback that uncordons it. A node that ran no ambient pod when the plan was made gets an
+// ambient-only drain: pods evicted from earlier nodes may have been rescheduled onto it since.
+func DrainStep(id string, d DrainNode, timeout int64, reason string) plan.Step {
+	node := d.Node.Name
+	nodeRef := mesh.ObjectRef{Kind: "Node", Name: node}
+	st := plan.Step{ID: id, Description: fmt.Sprintf("drain %s through the Eviction API", node),
+		Reason: reason,
+		Risk:   plan.RiskHigh,
+		Drain: &plan.NodeDrain{Node: node, TimeoutSeconds: timeout, IgnoreDaemonSets: true, DeleteEmptyDirData: true,
+			MayHold: d.MayHold, Expect: d.Expect},
+		Postconditions: []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{}, fmt.Sprintf("only DaemonSet pods are left on %s", node))},
+		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + node + " (evicted pods are rescheduled by their controllers)", Risk: plan.RiskLow,
+			Uncordon: &plan.NodeRef{Node: node}},
+	}
+	if !d.Ambient {
+		st.Description = fmt.Sprintf("evict the ambient pods rescheduled onto %s since planning, if any", node)
+		st.Reason = "no ambient pod ran here when the plan was made, but the drains of earlier nodes may have moved some here"
+		st.Risk = plan.RiskLow
+		st.Drain.AmbientOnly = true
+		st.Postconditions = []plan.Check{plan.NewCheck(nodeRef, plan.NodeDrainedArgs{AmbientOnly: true}, fmt.Sprintf("no ambient pod is left on %s", node))}
+	}
+	if d.Blocked {
+		st.Notes = append(st.Notes, "a PodDisruptionBudget allows no disruption here: the drain waits until it does or times out, and names the budget")
+	}
+	return st
+}
+
+// CordonStep is the step that cordons a node, with a rollback that uncordons it.
+func CordonStep(id string, n mesh.Node) plan.Step {
+	return plan.Step{ID: id, Description: "cordon " + n.Name, Risk: plan.RiskLow,
+		Cordon:   &plan.NodeRef{Node: n.Name, Pool: n.Pool},
+		Rollback: &plan.Step{ID: id + "/undo", Description: "uncordon " + n.Name, Risk: plan.RiskLow, Uncordon: &plan.NodeRef{Node: n.Name}}}
+}
+
+// UncordonStep is the step that makes a node schedulable again.
+func UncordonStep(id string, node string) plan.Step {
+	return plan.Step{ID: id, Description: "uncordon " + node, Risk: plan.RiskLow,
+		Uncordon: &plan.NodeRef{Node: node},
+		Postconditions: []plan.Check{plan.NewCheck(mesh.ObjectRef{Kind: "Node", Name: node}, plan.NodeSchedulableArgs{},
+			node+" is schedulable")}}
+}

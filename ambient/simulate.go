@@ -61,14 +61,19 @@ func simulate(s *mesh.Snapshot, v mesh.Version, newRev string, restarted bool) *
 	if newRev != "" && restarted {
 		restartTagged(&c, s, movedTags, gatewayReleases, newRev, v)
 	}
-	if newRev != "" {
-		reinjectGateways(&c, v)
-	}
+	// Gateway Deployments are injected again: after a new revision takes them over, or, in place,
+	// when their Helm chart's upgrade rolls them (the upgraded istiod injects its new proxy).
+	reinjectGateways(&c, v, newRev == "")
 	// Owners last: a gateway-chart Deployment belongs to the revision that injected its pods.
 	for i := range c.Gateways {
 		g := &c.Gateways[i]
 		g.Revision, g.Owners = c.GatewayOwners(*g)
-		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev {
+		// The versions its pods run after the hop: those a chart upgrade or a moved tag rolls, those
+		// of the new revision, and in place every Gateway API gateway and waypoint the upgraded
+		// istiod renders again with its new proxy image (istio/istio@1.30.3
+		// pilot/pkg/config/kube/gateway/deploymentcontroller.go).
+		if g.Kind == mesh.GatewayKindDeployment && (g.HelmRelease != "" || movedTags[g.RevisionLabel]) || g.Revision == newRev ||
+			newRev == "" && g.Kind == mesh.GatewayKindAPI && g.Revision != "" {
 			g.Versions = []mesh.Version{v}
 		}
 	}
@@ -148,10 +153,10 @@ func restartTagged(c, s *mesh.Snapshot, movedTags, gatewayReleases map[string]bo
 // reinjectGateways re-injects gateway-chart Deployments by the revision injection now selects: the
 // gateway steps restart them (a Helm upgrade, or a restart when not installed with Helm) whether or
 // not tag moves restart workloads.
-func reinjectGateways(c *mesh.Snapshot, v mesh.Version) {
+func reinjectGateways(c *mesh.Snapshot, v mesh.Version, helmOnly bool) {
 	c.Workloads = append([]mesh.Workload(nil), c.Workloads...)
 	for _, g := range c.Gateways {
-		if g.Kind != mesh.GatewayKindDeployment {
+		if g.Kind != mesh.GatewayKindDeployment || helmOnly && g.HelmRelease == "" {
 			continue
 		}
 		rev := c.InjectionRevision(g.Namespace, g.RevisionLabel)

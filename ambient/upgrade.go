@@ -30,6 +30,13 @@ import (
 // can still render why. Unwaived waivable findings do not stop planning: the whole plan is returned
 // for review, and plan.Runnable reports false (an executor refuses it) until they are waived or fixed.
 func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
+	return planUpgrade(s, opts, nil)
+}
+
+// planUpgrade is PlanUpgrade; when after is not nil, it also returns there the mesh each hop's
+// steps leave, as the planner simulates it (simulate.go), for the test that holds the simulation to
+// what the fake cluster's controllers make of the same steps.
+func planUpgrade(s *mesh.Snapshot, opts UpgradeOptions, after *[]*mesh.Snapshot) (*plan.Plan, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: snapshot is nil; observe a cluster first (observe.Live, observe.Dir)", ErrInvalidOptions)
 	}
@@ -105,6 +112,9 @@ func PlanUpgrade(s *mesh.Snapshot, opts UpgradeOptions) (*plan.Plan, error) {
 		next, err := u.planHop(cur, hop, prefix, i == 0)
 		if err != nil {
 			return nil, err
+		}
+		if after != nil {
+			*after = append(*after, next)
 		}
 		cur = next
 	}

@@ -41,6 +41,9 @@ func (w *World) chart(ctx context.Context, op string, rel execute.Release) error
 	case "gateway":
 		w.chartGateway(ctx, op, rel)
 	}
+	if rel.Chart == "istiod" || rel.Chart == "base" { // a new istiod version, or tags it renders
+		w.reconcileWaypoints(ctx)
+	}
 	if w.OnChart != nil {
 		w.OnChart(ctx, op, rel)
 	}

@@ -351,6 +351,13 @@ func (w *World) injectionRevision(ctx context.Context, p *corev1.Pod, nsLabels m
 	if want == "" {
 		return "", ""
 	}
+	return w.revisionVersion(ctx, want)
+}
+
+// revisionVersion resolves a tag or revision name to its revision, from the webhooks in the store (a
+// tag's webhook configuration names its revision, a revision's own injector is itself), and the
+// version of that revision's istiod; "" for both when no istiod runs it.
+func (w *World) revisionVersion(ctx context.Context, want string) (rev, version string) {
 	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
 	_ = w.Base.List(ctx, &mwcs)
 	rev = ""

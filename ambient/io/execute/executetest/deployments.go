@@ -103,5 +103,5 @@ func templateHash(t *corev1.PodTemplateSpec) string {
 	b, _ := json.Marshal(t)
 	h := fnv.New32a()
 	_, _ = h.Write(b)
-	return fmt.Sprintf("%x", h.Sum32())[:8]
+	return fmt.Sprintf("%08x", h.Sum32())
 }

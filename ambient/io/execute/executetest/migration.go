@@ -51,6 +51,9 @@ var MigrationPolicyKinds = map[string]string{
 
 // afterWrite plays the simulations after a write to an object of the kind in namespace ns.
 func (w *World) afterWrite(ctx context.Context, kind, ns, name string) {
+	if kind == "MutatingWebhookConfiguration" || kind == "Gateway" {
+		w.reconcileWaypoints(ctx)
+	}
 	w.mu.Lock()
 	on := w.migration
 	w.mu.Unlock()

@@ -55,6 +55,8 @@ var Start = time.Date(2026, 9, 15, 10, 0, 0, 0, time.UTC)
 //   - the Eviction API with PodDisruptionBudgets: an eviction the budgets do not allow gets 429;
 //   - istiod's injection and istio-cni: new pods get the sidecar of the revision their namespace's
 //     tag or revision resolves to, or the ambient redirection annotation;
+//   - istiod's waypoint deployment controller: the revision that controls a waypoint Gateway
+//     renders its Deployment with its own proxy, so a tag move or an istiod upgrade rolls it;
 //   - the Istio charts (through FakeHelm): base, istiod, istio-cni, ztunnel and gateway releases
 //     change the objects they own, and every release is kept in Helm's storage Secrets, so that
 //     observe.Live sees the cluster as it would be.

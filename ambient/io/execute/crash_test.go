@@ -36,7 +36,7 @@ func TestARunKilledAfterAnyWriteResumesToTheSameEndState(t *testing.T) {
 		t.Fatalf("the clean run made only %d writes; the test would prove little", writes)
 	}
 	t.Logf("a clean run makes %d writes; killing after each of them", writes)
-	for n := 1; n < writes; n++ {
+	for _, n := range sweep(1, writes) {
 		t.Run(fmt.Sprintf("killed after write %d of %d", n, writes), func(t *testing.T) {
 			t.Parallel()
 			w := upgradeWorld(t, 3)

@@ -366,10 +366,11 @@ func (b bound) or(def int64) int64 {
 
 // timeout is the --timeout of a kubectl wait or rollout status.
 func (b bound) timeout(def int64) string {
-	if s := b.or(def); s%60 != 0 {
+	s := b.or(def)
+	if s%60 != 0 {
 		return fmt.Sprintf("%ds", s)
 	}
-	return fmt.Sprintf("%dm", b.or(def)/60)
+	return fmt.Sprintf("%dm", s/60)
 }
 
 // until is a loop that tests cond every `every` seconds up to the bound (def seconds when it has

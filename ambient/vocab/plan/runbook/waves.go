@@ -91,7 +91,7 @@ func renderWaveSet(b *strings.Builder, p *plan.Plan, ws waveSet, sets []waveSet,
 	steps := p.Steps
 	sl := slotsOf(steps, ws)
 	fmt.Fprintf(b, "### %d–%d. `%s` · %s\n\n", ws.start+1, ws.end, familyName(ws.name), ws.summary())
-	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor moves the nodes of a wave at the same time (up to its MaxNodesAtOnce), each node's steps one after another", words.Plural(len(sl), "step", "steps"), nodename.Node)
+	fmt.Fprintf(b, "Each node goes through %s, `%s` standing for its name. The executor moves the nodes of a wave at the same time (as many at once as its run allows), each node's steps one after another", words.Plural(len(sl), "step", "steps"), nodename.Node)
 	if len(ws.waves) > 1 {
 		b.WriteString("; a wave starts once the steps that close the wave before it have passed")
 	}

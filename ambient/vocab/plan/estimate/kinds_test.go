@@ -1,10 +1,10 @@
 package estimate
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/plantest"
 )
 
 // TestEveryKindSaysWhatItWaitsForAndTakes fails when an action kind of the plan has no entry in
@@ -21,20 +21,15 @@ func TestEveryKindSaysWhatItWaitsForAndTakes(t *testing.T) {
 			t.Errorf("kind %s misses a part of its kindTimes entry (waits and takes are both set)", k)
 			continue
 		}
-		f, ok := reflect.TypeOf(plan.Step{}).FieldByName(string(k))
-		if !ok {
-			t.Fatalf("kind %s is no Step field", k)
-		}
-		var s plan.Step
-		reflect.ValueOf(&s).Elem().FieldByIndex(f.Index).Set(reflect.New(f.Type.Elem()))
+		s := plantest.ZeroStep(t, k)
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
 					t.Errorf("kind %s: a part of its kindTimes entry panics on a step of the kind: %v", k, r)
 				}
 			}()
-			kt.waits(&Waits{}, &s)
-			kt.takes(&s, Options{}.WithDefaults())
+			kt.waits(&Waits{}, s)
+			kt.takes(s, Options{}.WithDefaults())
 		}()
 	}
 	if len(kindTimes) != len(plan.Kinds()) {

@@ -2,7 +2,6 @@ package rbac
 
 import (
 	"bytes"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/plantest"
 )
 
 // TestEveryCheckTypeHasAPermissionEntry fails when a check type is added without saying what it
@@ -305,7 +306,6 @@ func TestANamespaceThePlanCreatesIsWrittenAheadOfItsRole(t *testing.T) {
 // an entry misses a part, or a part reads another kind's payload (it panics on a step of its kind
 // with a zero payload).
 func TestEveryKindSaysWhatItNeeds(t *testing.T) {
-	st := reflect.TypeOf(plan.Step{})
 	for _, k := range plan.Kinds() {
 		kn, ok := kindNeeds[k]
 		if !ok {
@@ -316,20 +316,15 @@ func TestEveryKindSaysWhatItNeeds(t *testing.T) {
 			t.Errorf("kind %s misses a part of its kindNeeds entry (needs and release are both set; noRelease when it touches no release)", k)
 			continue
 		}
-		f, ok := st.FieldByName(string(k))
-		if !ok {
-			t.Fatalf("kind %s is no Step field", k)
-		}
-		var s plan.Step
-		reflect.ValueOf(&s).Elem().FieldByIndex(f.Index).Set(reflect.New(f.Type.Elem()))
+		s := plantest.ZeroStep(t, k)
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
 					t.Errorf("kind %s: a part of its kindNeeds entry panics on a step of the kind: %v", k, r)
 				}
 			}()
-			kn.needs(&s, false, need{d: &derivation{ps: &Permissions{}, charts: map[string]string{}}, by: "step"})
-			kn.release(&s)
+			kn.needs(s, false, need{d: &derivation{ps: &Permissions{}, charts: map[string]string{}}, by: "step"})
+			kn.release(s)
 		}()
 	}
 	if len(kindNeeds) != len(plan.Kinds()) {

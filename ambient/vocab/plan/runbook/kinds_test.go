@@ -1,23 +1,11 @@
 package runbook
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/plantest"
 )
-
-// zeroStep is a step of kind k with a zero payload.
-func zeroStep(t *testing.T, k plan.Kind) *plan.Step {
-	t.Helper()
-	f, ok := reflect.TypeOf(plan.Step{}).FieldByName(string(k))
-	if !ok {
-		t.Fatalf("kind %s is no Step field", k)
-	}
-	var s plan.Step
-	reflect.ValueOf(&s).Elem().FieldByIndex(f.Index).Set(reflect.New(f.Type.Elem()))
-	return &s
-}
 
 // TestEveryKindSaysWhatTheRunbookSaysOfIt fails when an action kind of the plan has no entry in
 // kindTexts, an entry misses a part, or a part reads another kind's payload (it panics on a step of
@@ -33,7 +21,7 @@ func TestEveryKindSaysWhatTheRunbookSaysOfIt(t *testing.T) {
 			t.Errorf("kind %s misses a part of its kindTexts entry (summary and failure are both set)", k)
 			continue
 		}
-		s := zeroStep(t, k)
+		s := plantest.ZeroStep(t, k)
 		func() {
 			defer func() {
 				if r := recover(); r != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -132,4 +133,17 @@ func moduleRoot(t *testing.T) string {
 		}
 		dir = up
 	}
+}
+
+// ZeroStep is a step of kind k with a zero payload, for the tests that call every part of a kind
+// table's entry on a step of its kind.
+func ZeroStep(t *testing.T, k plan.Kind) *plan.Step {
+	t.Helper()
+	f, ok := reflect.TypeOf(plan.Step{}).FieldByName(string(k))
+	if !ok {
+		t.Fatalf("kind %s is no Step field", k)
+	}
+	var s plan.Step
+	reflect.ValueOf(&s).Elem().FieldByIndex(f.Index).Set(reflect.New(f.Type.Elem()))
+	return &s
 }

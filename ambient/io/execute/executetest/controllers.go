@@ -585,30 +585,38 @@ func (w *World) reconcileDS(ctx context.Context, ns, name string) {
 	if w.Base.List(ctx, &nodes) != nil || w.Base.List(ctx, &pods, client.InNamespace(ns)) != nil {
 		return
 	}
-	has := map[string]bool{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if c := metav1.GetControllerOf(p); c == nil || c.Kind != "DaemonSet" || c.Name != name {
-			continue
-		}
-		has[p.Spec.NodeName] = true
-		var n *corev1.Node
-		for j := range nodes.Items {
-			if nodes.Items[j].Name == p.Spec.NodeName {
-				n = &nodes.Items[j]
-			}
-		}
-		if n != nil && !affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
-			_ = w.Base.Delete(ctx, p)
-		}
-	}
 	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if !has[n.Name] && affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
-			w.createPod(ctx, w.dsPod(&ds, n.Name))
-		}
+		w.placeOnNode(ctx, &ds, &nodes.Items[i], dsPods(&ds, pods.Items, nodes.Items[i].Name))
 	}
 	w.syncDS(ctx, ns, name)
+}
+
+// dsPods are the DaemonSet's pods among pods that run on node.
+func dsPods(ds *appsv1.DaemonSet, pods []corev1.Pod, node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if c := metav1.GetControllerOf(p); c != nil && c.Kind == "DaemonSet" && c.Name == ds.Name && p.Spec.NodeName == node {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// placeOnNode makes the DaemonSet's pods on node n (mine) what its placement says: one when it
+// schedules on n, none otherwise. It reports whether it changed any.
+func (w *World) placeOnNode(ctx context.Context, ds *appsv1.DaemonSet, n *corev1.Node, mine []*corev1.Pod) bool {
+	if !affinity.SchedulesOn(&ds.Spec.Template.Spec, n) {
+		for _, p := range mine {
+			_ = w.Base.Delete(ctx, p)
+		}
+		return len(mine) > 0
+	}
+	if len(mine) == 0 {
+		w.createPod(ctx, w.dsPod(ds, n.Name))
+		return true
+	}
+	return false
 }
 
 // nodesChanged plays the DaemonSet controller after node labels changed: every DaemonSet is
@@ -668,23 +676,7 @@ func (w *World) reconcileDSOnNode(ctx context.Context, ds *appsv1.DaemonSet, n *
 	if err := w.Base.List(ctx, &pods, client.InNamespace(ds.Namespace), client.MatchingFields{"spec.nodeName": n.Name}); err != nil {
 		return
 	}
-	want, has, changed := affinity.SchedulesOn(&ds.Spec.Template.Spec, n), false, false
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if c := metav1.GetControllerOf(p); c == nil || c.Kind != "DaemonSet" || c.Name != ds.Name {
-			continue
-		}
-		has = true
-		if !want {
-			_ = w.Base.Delete(ctx, p)
-			changed = true
-		}
-	}
-	if want && !has {
-		w.createPod(ctx, w.dsPod(ds, n.Name))
-		changed = true
-	}
-	if changed {
+	if w.placeOnNode(ctx, ds, n, dsPods(ds, pods.Items, n.Name)) {
 		w.syncDS(ctx, ds.Namespace, ds.Name)
 	}
 }

@@ -257,6 +257,7 @@ func AddRemoval(b *steps.Builder, s, after *mesh.Snapshot, opts RemovalOptions) 
 			}
 		}
 		if hasRelease {
+			b.RequireDeployed(h)
 			rm.HelmUninstall = &plan.HelmUninstall{Release: h.Name, Namespace: h.Namespace, Chart: h.Chart, BackupStep: id + "backup", FromVersion: h.ChartVersion,
 				Reinstall: b.Charts().Reinstall(h.Chart, h.ChartVersion)}
 			if len(refs) == 0 && rm.Blocked == "" {

@@ -25,6 +25,7 @@ func (x *bg) removeBlue() {
 			Verify: &plan.Verification{Checks: []plan.Check{empty}}})
 	}
 	h := x.blueRel
+	x.b.RequireDeployed(h)
 	id := x.base + "blue/"
 	x.b.Add(plan.Step{ID: id + "backup", Description: fmt.Sprintf("back up the blue ztunnel %s (Helm release, DaemonSet) and read the backup back", x.blue.Name), Risk: plan.RiskNone,
 		Backup: &plan.Backup{Objects: []plan.BackupObject{{HelmRelease: h.Name, Object: steps.HelmRef(h)},

@@ -230,6 +230,13 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 		return recs[i].namespace+"/"+recs[i].secret < recs[j].namespace+"/"+recs[j].secret
 	})
 	newest := map[string]mesh.HelmRelease{}
+	// deployed is, by release, the newest record that was deployed (deployed, or superseded by a
+	// later one): its values are the release's, whatever a pending or failed record after it holds.
+	type deployedRecord struct {
+		revision int
+		values   map[string]any
+	}
+	deployed := map[string]deployedRecord{}
 	recorded := map[releaseKey]bool{}
 	for _, rec := range recs {
 		key := releaseKey{namespace: rec.namespace, name: rec.release}
@@ -251,6 +258,12 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 			r.Namespace = rec.namespace
 		}
 		k := r.Namespace + "/" + r.Name
+		if st := r.Info.Status; (st == "deployed" || st == "superseded") && (deployed[k].values == nil || deployed[k].revision < r.Version) {
+			deployed[k] = deployedRecord{revision: r.Version, values: r.Config}
+			if deployed[k].values == nil {
+				deployed[k] = deployedRecord{revision: r.Version, values: map[string]any{}}
+			}
+		}
 		if old, ok := newest[k]; ok && old.Revision >= r.Version {
 			continue
 		}
@@ -282,7 +295,16 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 		}
 	}
 	var out []mesh.HelmRelease
-	for _, h := range newest {
+	for k, h := range newest {
+		// A release whose latest record is pending or failed keeps the values it was last deployed
+		// with (helm get values --revision N): the plan refuses to change it (the steps package's
+		// RequireDeployed), and nothing of it is taken from the change that did not finish.
+		if d, ok := deployed[k]; ok && h.Status != "deployed" && d.revision < h.Revision {
+			h.Values = nil
+			if len(d.values) > 0 {
+				h.Values = d.values
+			}
+		}
 		out = append(out, h)
 	}
 	return out, nil

@@ -216,8 +216,9 @@ func TestOnlyTheRecordsOfIstioReleasesAreRead(t *testing.T) {
 	want := []mesh.HelmRelease{
 		{Name: "istio-cni", Namespace: "istio-system", Chart: "cni", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 1, Status: "deployed",
 			Values: map[string]any{"revision": "v1"}},
+		// Its latest record failed: its values are those it was last deployed with (revision 2).
 		{Name: "istiod", Namespace: "istio-system", Chart: "istiod", ChartVersion: "1.29.2", AppVersion: "1.29.2", Revision: 3, Status: "failed",
-			Values: map[string]any{"revision": "v3"}},
+			Values: map[string]any{"revision": "v2"}},
 	}
 	tests := []struct {
 		name  string

@@ -799,7 +799,8 @@ type HelmRelease struct {
 	// Revision is Helm's release revision number.
 	Revision int    `json:"revision"`
 	Status   string `json:"status"`
-	// Values are the user-supplied values (helm get values).
+	// Values are the user-supplied values (helm get values) of the newest record that was deployed:
+	// when the latest record is pending or failed, those of the revision before it.
 	Values map[string]any `json:"values,omitempty"`
 	// Inferred is true when the release was read from the meta.helm.sh annotations and helm.sh/chart
 	// label of the release's objects, not from Helm's release record: Values, Revision and Status are

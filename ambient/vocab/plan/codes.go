@@ -93,6 +93,9 @@ const (
 	CodeUnmanagedPodBlocksDrain Code = "UNMANAGED_POD_BLOCKS_DRAIN"
 	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"
 	CodeHelmReleaseMissing      Code = "HELM_RELEASE_MISSING"
+	// CodeHelmReleaseNotDeployed details: status (Helm's, of the release's latest record), revision.
+	// Object is the HelmRelease.
+	CodeHelmReleaseNotDeployed Code = "HELM_RELEASE_NOT_DEPLOYED"
 	// CodeHelmReleaseValuesUnknown details: namespace, releases (comma-separated), command (the kubectl
 	// command that saves their records). Object is the release namespace, Related the releases.
 	CodeHelmReleaseValuesUnknown      Code = "HELM_RELEASE_VALUES_UNKNOWN"
@@ -165,6 +168,7 @@ var codeHelp = map[Code]string{
 	CodeUnmanagedPodBlocksDrain:             "a pod without a controller runs on a node to drain; eviction deletes it for good",
 	CodeSettingDefaultChanges:               "a chart setting's default changes between the current and target versions",
 	CodeHelmReleaseMissing:                  "a component was not installed with Helm, so the plan cannot upgrade it",
+	CodeHelmReleaseNotDeployed:              "a Helm release the plan changes is pending (an install, upgrade or rollback that never finished), failed or being uninstalled, so Helm refuses it or would start from a half-applied state",
 	CodeHelmReleaseValuesUnknown:            "Helm releases were read without their release records, so their values are unknown offline",
 	CodeZtunnelRevisionSwitchRestarts:       "ztunnel is pinned to a revision; switching it restarts ztunnel on every node",
 	CodeUpgradeChained:                      "the upgrade is chained through intermediate minors",

@@ -128,7 +128,9 @@ func versionFlag(v string) string {
 //   - a string is written with --set, its commas and backslashes escaped (\, and \\), or with
 //     --set-string when --set would read it as another type;
 //   - a list, and a number that is not an integer, is written with --set-json, which keeps its type;
-//   - a null (Helm's "drop the chart default") is written key=null, which --set reads as null.
+//   - a null (Helm's "drop the chart default") is written key=null, which --set reads as null;
+//   - a key holding a dot (kubernetes.io/os, karpenter.sh/nodepool, annotations), '=', '[', ',' or a
+//     backslash has them escaped, so that it stays one key of the path.
 func SetFlags(values map[string]any) []string {
 	return setFlags("", values)
 }
@@ -136,9 +138,9 @@ func SetFlags(values map[string]any) []string {
 func setFlags(prefix string, v map[string]any) []string {
 	var out []string
 	for _, k := range sortedKeys(v) {
-		key := k
+		key := strvalsKey(k)
 		if prefix != "" {
-			key = prefix + "." + k
+			key = prefix + "." + key
 		}
 		switch x := v[k].(type) {
 		case nil:
@@ -178,6 +180,15 @@ func retyped(s string) bool {
 	}
 	_, err := strconv.ParseInt(s, 10, 64)
 	return err == nil
+}
+
+// strvalsKey escapes the characters --set reads specially inside one key of a path: the dots that
+// separate keys, '=', '[' and ',', and the backslash itself (helm.sh/helm/v3@v3.22.0:
+// pkg/strvals/parser.go, key and runesUntil: a backslash makes the next character part of the
+// key). So nodeSelector."kubernetes.io/os" is written nodeSelector.kubernetes\.io/os, which sets
+// the one key kubernetes.io/os, not kubernetes → io/os.
+func strvalsKey(k string) string {
+	return strings.NewReplacer(`\`, `\\`, ".", `\.`, "=", `\=`, "[", `\[`, ",", `\,`).Replace(k)
 }
 
 // strvalsEscape escapes the characters --set reads specially inside a value.

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,6 +10,8 @@ import (
 	"helm.sh/helm/v3/pkg/strvals"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan/internal/plantest"
 )
 
 func TestSetFlagsSetExactlyTheValuesWhenCopiedIntoAShell(t *testing.T) {
@@ -54,9 +57,24 @@ func TestSetFlagsParseBackThroughHelmsOwnParser(t *testing.T) {
 		"null":  nil,
 		"zero":  "0",
 		"lead0": "010",
+		// Keys holding dots and the other characters a key path reads specially stay one key.
+		"nodeSelector":   map[string]any{"kubernetes.io/os": "linux", "karpenter.sh/nodepool": "general"},
+		"podAnnotations": map[string]any{"sidecar.istio.io/inject": "false", `a=b[c],d\e`: "x"},
 	}
+	got := parseBack(t, plan.SetFlags(values))
+	want, _ := json.Marshal(values)
+	back, _ := json.Marshal(got)
+	if string(want) != string(back) {
+		t.Errorf("helm read the flags as\n%s\nwant\n%s", back, want)
+	}
+}
+
+// parseBack feeds each flag, unquoted as a shell would, to Helm's strvals parser, as helm install
+// and upgrade do with --set, --set-string and --set-json, and returns the values it reads.
+func parseBack(t *testing.T, flags []string) map[string]any {
+	t.Helper()
 	got := map[string]any{}
-	for _, f := range plan.SetFlags(values) {
+	for _, f := range flags {
 		flag, word, _ := strings.Cut(f, " ")
 		arg := unquoteShellWord(t, word)
 		var err error
@@ -74,10 +92,40 @@ func TestSetFlagsParseBackThroughHelmsOwnParser(t *testing.T) {
 			t.Fatalf("helm cannot parse %s: %v", f, err)
 		}
 	}
-	want, _ := json.Marshal(values)
-	back, _ := json.Marshal(got)
-	if string(want) != string(back) {
-		t.Errorf("helm read the flags as\n%s\nwant\n%s", back, want)
+	return got
+}
+
+// TestTheFlagsOfEveryGoldenPlansHelmStepSetItsValues holds, for the values of every Helm install
+// and upgrade of every golden and corpus plan, the printed flags to the values the executor gives
+// the Helm SDK: Helm's own parser must read them back exactly (the same values render the same
+// manifests).
+func TestTheFlagsOfEveryGoldenPlansHelmStepSetItsValues(t *testing.T) {
+	trees := 0
+	for _, f := range plantest.GoldenPlanFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, st := range p.Steps {
+			for _, h := range []*plan.HelmRelease{st.HelmInstall, st.HelmUpgrade} {
+				if h == nil || len(h.Values) == 0 {
+					continue
+				}
+				trees++
+				want, _ := json.Marshal(h.Values)
+				back, _ := json.Marshal(parseBack(t, plan.SetFlags(h.Values)))
+				if string(want) != string(back) {
+					t.Errorf("%s step %s: helm reads the printed flags as\n%s\nbut the executor gives\n%s", f, st.ID, back, want)
+				}
+			}
+		}
+	}
+	if trees < 20 {
+		t.Errorf("checked %d values trees, want the goldens' (20 or more)", trees)
 	}
 }
 

@@ -6,6 +6,7 @@ package plan
 // the literal severities to this table, and one over every golden and corpus plan the computed ones.
 var codeSeverities = map[Code]severities{
 	// Always blocking: a waiver cannot accept them.
+	CodeHelmReleaseNotDeployed:            {Blocking},
 	CodeAmbientNodeWithoutReadyZtunnel:    {Blocking},
 	CodeBlueGreenNamespaceNotDiscovered:   {Blocking},
 	CodeCNIAheadOfControlPlane:            {Blocking},

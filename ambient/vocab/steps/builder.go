@@ -3,6 +3,7 @@ package steps
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
@@ -31,7 +32,9 @@ type Builder struct {
 	last string
 	// helm is each Helm release as it will be after the steps planned so far, by namespace/name.
 	helm map[string]mesh.HelmRelease
-	err  error
+	// judged are the releases RequireDeployed has judged, by namespace/name.
+	judged map[string]bool
+	err    error
 }
 
 // New returns a builder adding to p.
@@ -271,6 +274,7 @@ func DeploymentReady(ns, name string) plan.Check {
 // from its objects' annotations, not its record), the step reuses the values the release has when it
 // runs (helm --reuse-values) and has no rollback, since the revision to return to is unknown.
 func (b *Builder) Upgrade(id, desc, reason string, h mesh.HelmRelease, v mesh.Version, set map[string]any, r plan.Risk, checks ...plan.Check) plan.Step {
+	b.RequireDeployed(h)
 	var values map[string]any
 	var moved []plan.MovedValue
 	reuse := h.Inferred
@@ -304,6 +308,37 @@ func (b *Builder) Upgrade(id, desc, reason string, h mesh.HelmRelease, v mesh.Ve
 		st.Notes = append(st.Notes, fmt.Sprintf("the Helm revision of %s/%s was not observed, so the step has no automatic rollback: roll back with helm history and helm rollback", h.Namespace, h.Name))
 	}
 	return st
+}
+
+// notDeployed are the statuses of a release's latest record that Helm refuses to act on or that
+// leave the release half-applied (helm.sh/helm/v3@v3.22.0 pkg/release/status.go; pkg/action/upgrade.go
+// refuses a release whose latest record is pending: "another operation (install/upgrade/rollback) is
+// in progress").
+var notDeployed = map[string]string{
+	"pending-install":  "an install that never finished (its process ended before Helm recorded the outcome)",
+	"pending-upgrade":  "an upgrade that never finished (its process ended before Helm recorded the outcome)",
+	"pending-rollback": "a rollback that never finished (its process ended before Helm recorded the outcome)",
+	"failed":           "its last change failed: some of its objects may be changed and others not",
+	"uninstalling":     "an uninstall that never finished",
+}
+
+// RequireDeployed adds, once per release, the blocking finding that a release the plan changes is
+// not in a state Helm can change safely (pending, failed, uninstalling), with the commands that
+// show and repair it. Releases read from their objects (Status unknown) are not judged.
+func (b *Builder) RequireDeployed(h mesh.HelmRelease) {
+	why, bad := notDeployed[h.Status]
+	if !bad || b.judged[key(h)] {
+		return
+	}
+	if b.judged == nil {
+		b.judged = map[string]bool{}
+	}
+	b.judged[key(h)] = true
+	b.Finding(plan.Finding{Code: plan.CodeHelmReleaseNotDeployed, Severity: plan.Blocking, Object: HelmRef(h),
+		Details: map[string]string{"status": h.Status, "revision": strconv.Itoa(h.Revision)},
+		Message: fmt.Sprintf("Helm release %s/%s is %s at revision %d: %s", h.Namespace, h.Name, h.Status, h.Revision, why),
+		Remedy: fmt.Sprintf("see what happened with helm history %s -n %s; return it to its last deployed revision with helm rollback %s <revision> -n %s (or finish the change by hand), check that helm status %s -n %s says deployed, then plan again",
+			h.Name, h.Namespace, h.Name, h.Namespace, h.Name, h.Namespace)})
 }
 
 // NoRelease adds the finding that a component was not installed with Helm and is left untouched.

@@ -98,8 +98,14 @@ func sidecarResources(s *mesh.Snapshot, namespace string, add func(plan.Finding)
 	}
 }
 
-// serviceEntriesNone: ServiceEntries with resolution NONE visible to the namespace, while istiod is
-// older than the fix.
+// serviceEntriesNone: ServiceEntries with resolution NONE and addresses visible to the namespace,
+// while istiod is older than the fix. Only an entry with spec.addresses gets a VIP: istiod assigns
+// none to a NONE entry itself, before the fix as after it (istio/istio@eed52ebb66ad
+// pilot/pkg/serviceregistry/ambient/services.go, constructServiceEntries: auto-assigned addresses
+// only when resolution is not NONE; the pre-fix code, whose LoadBalancing was empty, skipped NONE
+// the same way). Without a VIP ztunnel does not know the destination and passes the connection to
+// the address the client called, so an allow-list of hosts without addresses works in every
+// version.
 func serviceEntriesNone(s *mesh.Snapshot, namespace string, add func(plan.Finding)) {
 	vs := s.ControlPlaneVersions()
 	if len(vs) == 0 || !vs[0].Less(serviceEntryNoneFixed) {
@@ -109,10 +115,13 @@ func serviceEntriesNone(s *mesh.Snapshot, namespace string, add func(plan.Findin
 		if c.Kind != "ServiceEntry" || c.Spec["resolution"] != "NONE" || !exportedTo(c, namespace) {
 			continue
 		}
+		if addrs, _ := c.Spec["addresses"].([]any); len(addrs) == 0 {
+			continue // no VIP: a passthrough by nature
+		}
 		add(plan.Finding{Code: CodeServiceEntryResolutionNoneUnsupported, Severity: plan.Blocking, Object: c.Ref(),
-			Message: fmt.Sprintf("%s has resolution NONE; istiod %s gives it to ztunnel as a VIP without endpoints, so once namespace %s is in ambient its connections to those addresses fail (\"no healthy upstream\")",
+			Message: fmt.Sprintf("%s has resolution NONE and addresses; istiod %s gives it to ztunnel as a VIP without endpoints, so once namespace %s is in ambient its connections to those addresses fail (\"no healthy upstream\")",
 				c.Ref(), vs[0], namespace),
-			Remedy:  fmt.Sprintf("upgrade istiod to %s or later first (NONE becomes a passthrough service), or give the entry resolution STATIC with the endpoints", serviceEntryNoneFixed.MinorString()),
+			Remedy:  fmt.Sprintf("upgrade istiod to %s or later first (NONE becomes a passthrough service), give the entry resolution STATIC with the endpoints, or drop its addresses (without them connections pass to the address called)", serviceEntryNoneFixed.MinorString()),
 			Details: map[string]string{"istiod": vs[0].String(), "fixedIn": serviceEntryNoneFixed.String()}})
 	}
 }

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/migrate"
+
+	"github.com/ambientkit/ambientkit/ambient/io/observe"
 )
 
 // sidecarNamespace is namespace orders on sidecars (istio-injection=enabled) with Deployment api,
@@ -148,6 +151,45 @@ spec:
 			}
 			if len(got) != 1 || got[0].Object.String() != tt.object || got[0].Severity != tt.sev {
 				t.Fatalf("want one %s %s on %s, got %v", tt.sev, tt.code, tt.object, got)
+			}
+		})
+	}
+}
+
+// TestOnlyAResolutionNoneServiceEntryWithAddressesFailsBeforeIstio128: on the corpus mesh whose
+// istiod predates the passthrough fix, the ServiceEntry with addresses (a VIP without endpoints) is
+// blocking; the same entry without addresses, an allow-list of hosts, gets no VIP and passes the
+// connection through, so it is not reported.
+func TestOnlyAResolutionNoneServiceEntryWithAddressesFailsBeforeIstio128(t *testing.T) {
+	const dump = "../testdata/broken/m08-serviceentry-none-no-healthy-upstream/dump"
+	for _, withAddresses := range []bool{true, false} {
+		t.Run(fmt.Sprintf("addresses %t", withAddresses), func(t *testing.T) {
+			s, err := observe.Dir(context.Background(), dump, observe.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for i := range s.IstioConfig {
+				if c := &s.IstioConfig[i]; c.Kind == "ServiceEntry" && c.Spec["resolution"] == "NONE" {
+					found = true
+					if !withAddresses {
+						delete(c.Spec, "addresses")
+					}
+				}
+			}
+			if !found {
+				t.Fatal("the corpus dump has no resolution NONE ServiceEntry")
+			}
+			r, err := migrate.Readiness(s, "shop", migrate.ReadinessOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reported := false
+			for _, f := range r.Findings {
+				reported = reported || f.Code == migrate.CodeServiceEntryResolutionNoneUnsupported
+			}
+			if reported != withAddresses {
+				t.Errorf("with addresses %t: %s reported %t, want %t", withAddresses, migrate.CodeServiceEntryResolutionNoneUnsupported, reported, withAddresses)
 			}
 		})
 	}

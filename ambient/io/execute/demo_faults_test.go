@@ -5,11 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/ambientkit/ambientkit/ambient"
 	"github.com/ambientkit/ambientkit/ambient/io/demo"
 	"github.com/ambientkit/ambientkit/ambient/io/execute"
@@ -29,18 +24,9 @@ func demoWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	w := newWorld(t, objs...)
-	if err := w.SynthesizeDeployments(ctx); err != nil {
+	if err := w.PrepareDemo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var pdb policyv1.PodDisruptionBudget
-	if err := w.Base.Get(ctx, client.ObjectKey{Namespace: "data", Name: "postgres"}, &pdb); err != nil {
-		t.Fatalf("the demo's postgres budget: %v", err)
-	}
-	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = nil, ptr.To(intstr.FromInt32(1))
-	if err := w.Base.Update(ctx, &pdb); err != nil {
-		t.Fatal(err)
-	}
-	w.SyncBudgets(ctx, "data")
 	return w
 }
 

@@ -236,7 +236,7 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 		revision int
 		values   map[string]any
 	}
-	deployed := map[string]deployedRecord{}
+	deployed := map[string]*deployedRecord{}
 	recorded := map[releaseKey]bool{}
 	for _, rec := range recs {
 		key := releaseKey{namespace: rec.namespace, name: rec.release}
@@ -258,11 +258,8 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 			r.Namespace = rec.namespace
 		}
 		k := r.Namespace + "/" + r.Name
-		if st := r.Info.Status; (st == "deployed" || st == "superseded") && (deployed[k].values == nil || deployed[k].revision < r.Version) {
-			deployed[k] = deployedRecord{revision: r.Version, values: r.Config}
-			if deployed[k].values == nil {
-				deployed[k] = deployedRecord{revision: r.Version, values: map[string]any{}}
-			}
+		if st := r.Info.Status; (st == "deployed" || st == "superseded") && (deployed[k] == nil || deployed[k].revision < r.Version) {
+			deployed[k] = &deployedRecord{revision: r.Version, values: r.Config}
 		}
 		if old, ok := newest[k]; ok && old.Revision >= r.Version {
 			continue
@@ -299,7 +296,7 @@ func (b *builder) finishHelm() ([]mesh.HelmRelease, error) {
 		// A release whose latest record is pending or failed keeps the values it was last deployed
 		// with (helm get values --revision N): the plan refuses to change it (the steps package's
 		// RequireDeployed), and nothing of it is taken from the change that did not finish.
-		if d, ok := deployed[k]; ok && h.Status != "deployed" && d.revision < h.Revision {
+		if d := deployed[k]; d != nil && h.Status != "deployed" && d.revision < h.Revision {
 			h.Values = nil
 			if len(d.values) > 0 {
 				h.Values = d.values

@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/ambientkit/ambientkit/ambient/io/demo"
 	"github.com/ambientkit/ambientkit/ambient/io/execute"
 	"github.com/ambientkit/ambientkit/ambient/io/execute/executetest"
@@ -49,28 +45,11 @@ func connectMemory(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	w := executetest.NewWorld(executetest.PanicReporter{}, objs...)
-	if err := w.SynthesizeDeployments(ctx); err != nil {
+	if err := w.PrepareDemo(ctx); err != nil { // relaxes the postgres budget so the run can end
 		return nil, fmt.Errorf("the in-memory demo cluster: %w", err)
 	}
-	// The demo's postgres budget allows no eviction (plan-upgrade --demo's PDB_BLOCKS_DRAIN): a
-	// drain would wait on it until its timeout. Relaxed here to one at a time, so that the run
-	// can be seen to its end.
-	var pdb policyv1.PodDisruptionBudget
-	key := client.ObjectKey{Namespace: relaxedBudget[0], Name: relaxedBudget[1]}
-	if err := w.Base.Get(ctx, key, &pdb); err != nil {
-		return nil, fmt.Errorf("the in-memory demo cluster: budget %s: %w", key, err)
-	}
-	one := intstr.FromInt32(1)
-	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = nil, &one
-	if err := w.Base.Update(ctx, &pdb); err != nil {
-		return nil, fmt.Errorf("the in-memory demo cluster: budget %s: %w", key, err)
-	}
-	w.SyncBudgets(ctx, key.Namespace)
 	return &Cluster{Client: w.Client, Source: plan.SourceDemo, memory: &memory{world: w}}, nil
 }
-
-// relaxedBudget is the demo's PodDisruptionBudget the in-memory cluster relaxes (namespace, name).
-var relaxedBudget = [2]string{"data", "postgres"}
 
 // memory is what an in-memory cluster lends the executor in place of a live one's.
 type memory struct {

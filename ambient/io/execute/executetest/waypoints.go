@@ -26,6 +26,8 @@ func (w *World) reconcileWaypoints(ctx context.Context) {
 	if err := w.Base.List(ctx, &gws); err != nil {
 		return
 	}
+	type resolved struct{ rev, version string }
+	seen := map[string]resolved{} // by tag or revision name: one lookup each, not one per waypoint
 	for _, g := range gws.Items {
 		if class, _, _ := unstructured.NestedString(g.Object, "spec", "gatewayClassName"); class != "istio-waypoint" {
 			continue
@@ -34,7 +36,12 @@ func (w *World) reconcileWaypoints(ctx context.Context) {
 		if want == "" {
 			want = "default"
 		}
-		rev, version := w.revisionVersion(ctx, want)
+		r, ok := seen[want]
+		if !ok {
+			r.rev, r.version = w.revisionVersion(ctx, want)
+			seen[want] = r
+		}
+		rev, version := r.rev, r.version
 		if version == "" {
 			continue // no istiod controls it: nothing renders it
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 
@@ -23,13 +24,31 @@ import (
 var update = flag.Bool("update", false, "rewrite the schema file")
 
 // The v1alpha1 documents under testdata/v1alpha1 are goldens the planners wrote before v1alpha2
-// (git ed11582): they still decode, convert, and keep every postcondition.
+// (git ed11582): they still decode and convert, and every step's and rollback's "verification" list
+// is that step's postconditions now, check for check (forEachNode templates expanded for each node).
 func TestAV1alpha1PlanDecodesAndConvertsToTheCurrentVersion(t *testing.T) {
 	eachOldFixture(t, "v1alpha1", func(t *testing.T, old []byte, p *plan.Plan) {
-		// Every "verification:" list of the old document is a step's (or rollback's)
-		// postconditions now: none is lost.
-		if want, got := bytes.Count(old, []byte("verification:")), postconditionLists(p); got < want {
-			t.Errorf("%d postcondition lists after conversion, the v1alpha1 document had %d verification lists", got, want)
+		var doc any
+		if err := yaml.Unmarshal(old, &doc); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string][]plan.Check{}
+		collectVerifications(t, doc, nil, want)
+		if len(want) == 0 {
+			t.Fatal("the fixture has no verification list: it proves nothing")
+		}
+		got := map[string][]plan.Check{}
+		for i := range p.Steps {
+			s := &p.Steps[i]
+			for s != nil {
+				if len(s.Postconditions) > 0 {
+					got[s.ID] = s.Postconditions
+				}
+				s = s.Rollback
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("postconditions after conversion differ from the v1alpha1 verification lists (-old +converted):\n%s", diff)
 		}
 		again, err := plan.EncodeYAML(p)
 		if err != nil {
@@ -39,6 +58,64 @@ func TestAV1alpha1PlanDecodesAndConvertsToTheCurrentVersion(t *testing.T) {
 			t.Errorf("the converted plan is written in the old shape:\n%.400s", again)
 		}
 	})
+}
+
+// collectVerifications walks a decoded v1alpha1 document and records, for every object with an id
+// and a verification list, the checks under that id; inside a forEachNode it records one entry per
+// node with {node} replaced and that node's patch applied.
+func collectVerifications(t *testing.T, v any, nodes []string, into map[string][]plan.Check) {
+	t.Helper()
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			collectVerifications(t, e, nodes, into)
+		}
+	case map[string]any:
+		if fe, ok := v["forEachNode"].(map[string]any); ok {
+			var ns []string
+			for _, n := range fe["nodes"].([]any) {
+				ns = append(ns, n.(string))
+			}
+			collectVerifications(t, fe["steps"], ns, into)
+			// A node's patch replaces the template's list for that node (a JSON merge patch: lists
+			// are replaced whole).
+			patches, _ := fe["patch"].(map[string]any)
+			for id, patch := range patches {
+				if ver, ok := patch.(map[string]any)["verification"]; ok {
+					into[id] = checksFor(t, id, ver, id[strings.LastIndex(id, "/")+1:])
+				}
+			}
+			return
+		}
+		if id, ok := v["id"].(string); ok && v["verification"] != nil {
+			expand := []string{""}
+			if strings.Contains(id, "{node}") {
+				expand = nodes
+			}
+			for _, n := range expand {
+				into[strings.ReplaceAll(id, "{node}", n)] = checksFor(t, id, v["verification"], n)
+			}
+		}
+		for k, e := range v {
+			if k != "verification" {
+				collectVerifications(t, e, nodes, into)
+			}
+		}
+	}
+}
+
+// checksFor decodes the verification list of step id with {node} replaced by node.
+func checksFor(t *testing.T, id string, verification any, node string) []plan.Check {
+	t.Helper()
+	raw, err := json.Marshal(verification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []plan.Check
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(raw), "{node}", node)), &checks); err != nil {
+		t.Fatalf("verification of %s: %v", id, err)
+	}
+	return checks
 }
 
 // eachOldFixture decodes each document of testdata/<version> (three or more), checks it converts to
@@ -64,13 +141,6 @@ func eachOldFixture(t *testing.T, version string, check func(t *testing.T, old [
 			check(t, old, p)
 		})
 	}
-}
-
-// postconditionLists counts the non-empty postcondition lists of a plan's steps and rollbacks as
-// EncodeYAML writes them: forEachNode writes a run of nodes' equal lists once.
-func postconditionLists(p *plan.Plan) int {
-	y, _ := plan.EncodeYAML(p)
-	return bytes.Count(y, []byte("postconditions:"))
 }
 
 func TestACurrentPlanRoundTripsByteForByte(t *testing.T) {

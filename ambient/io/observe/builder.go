@@ -80,6 +80,11 @@ type builder struct {
 	crds     []mesh.CRD
 	// customKinds are the CRDs (name → group) whose objects were seen, for CRDs missing from the input.
 	customKinds map[string]string
+	// complete is set when the input says which kinds it read (a live observation, a dump folder
+	// that DumpCommands wrote): a CRD of mesh.ConfigGroups whose resource is not in read is then
+	// unread (Observation.Unread), not empty. Other offline input is taken as complete.
+	complete bool
+	read     map[string]bool
 
 	// releases are the Helm releases Istio's objects belong to; helmRecords are the Secrets labelled
 	// owner=helm, read in finishHelm only when they are records of one of those releases.
@@ -100,6 +105,7 @@ func newBuilder() *builder {
 		namespaces:  map[string]map[string]string{},
 		cniConfig:   map[string]map[string]string{},
 		customKinds: map[string]string{},
+		read:        map[string]bool{},
 		releases:    map[releaseKey]*releaseRef{},
 		cronJobOf:   map[string]string{},
 		workloads:   map[workloadKey]*workloadAgg{},

@@ -39,6 +39,7 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	}
 	s.HelmReleases = releases
 	s.CRDs = b.finishCRDs(s.CRDs)
+	s.Observation.Unread = b.unread(s.CRDs)
 	s.Normalize()
 	s.GatewayAPI = gatewayAPI(s.CRDs) // CRDs are sorted now, so ties resolve the same way every time
 	// Ownership follows istiod's rules and needs the whole snapshot: tags, namespaces, revisions.
@@ -283,4 +284,20 @@ func gatewayAPI(crds []mesh.CRD) mesh.GatewayAPI {
 		}
 	}
 	return g
+}
+
+// unread lists the resources of mesh.ConfigGroups that the cluster's CRDs serve and the input did
+// not read, sorted; nil when the input does not say what it read.
+func (b *builder) unread(crds []mesh.CRD) []string {
+	if !b.complete {
+		return nil
+	}
+	var out []string
+	for _, c := range crds {
+		if mesh.IsConfigGroup(c.Group) && !b.read[c.Name] && b.customKinds[c.Name] == "" {
+			out = append(out, c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"fmt"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
 
 // form is how a kind reaches the builder.
@@ -200,6 +203,26 @@ var kinds = []kind{
 		add: typedAdd(istioConfigAdd("WorkloadEntry"))},
 	{plural: "wasmplugins", group: "extensions.istio.io", kind: "WasmPlugin", versions: []string{"v1alpha1"}, form: untyped, optional: true,
 		add: typedAdd(istioConfigAdd("WasmPlugin"))},
+}
+
+// Every other kind of mesh.ConfigGroups the code knows joins the table as configuration: the plans
+// give each object a verdict, so observation reads them all (EnvoyFilter, ProxyConfig, Telemetry,
+// Istio's Gateway, WorkloadGroup, the other Gateway API kinds).
+func init() {
+	for _, ck := range mesh.ConfigKinds {
+		if kindFor(schema.GroupVersionKind{Group: ck.Group, Kind: ck.Kind, Version: ck.Versions[0]}) != nil {
+			continue
+		}
+		kinds = append(kinds, kind{plural: ck.Plural, group: ck.Group, kind: ck.Kind, versions: ck.Versions, form: untyped, optional: true,
+			add: typedAdd(istioConfigAdd(ck.Kind))})
+	}
+}
+
+// configKind is the table entry for an object of mesh.ConfigGroups whose kind the code does not
+// know (a CRD newer than it): read generically, as configuration the plans name as not assessed.
+func configKind(gvk schema.GroupVersionKind) *kind {
+	return &kind{plural: strings.ToLower(gvk.Kind), group: gvk.Group, kind: gvk.Kind, versions: []string{gvk.Version}, form: untyped, optional: true,
+		add: typedAdd(istioConfigAdd(gvk.Kind))}
 }
 
 // untypedAdd hands a custom resource to a builder function that reads several kinds.

@@ -56,6 +56,12 @@ func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, e
 	if err != nil {
 		return nil, err
 	}
+	l.b.complete = true
+	for _, k := range clusterKinds {
+		if !containsString(skipped, k.label()) {
+			l.b.read[k.resource()] = true
+		}
+	}
 	// Second phase: the builder knows Istio's releases only now.
 	for _, k := range records {
 		if err := l.listHelmRecords(ctx, k); err != nil {

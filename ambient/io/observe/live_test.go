@@ -142,6 +142,23 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Group: "networking.istio.io", Version: "v1", Kind: "ServiceEntryList"},
 	{Group: "networking.istio.io", Version: "v1", Kind: "WorkloadEntryList"},
 	{Group: "extensions.istio.io", Version: "v1alpha1", Kind: "WasmPluginList"},
+	// The other kinds of mesh.ConfigKinds, in its order.
+	{Group: "networking.istio.io", Version: "v1alpha3", Kind: "EnvoyFilterList"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "GatewayList"},
+	{Group: "networking.istio.io", Version: "v1beta1", Kind: "ProxyConfigList"},
+	{Group: "networking.istio.io", Version: "v1", Kind: "WorkloadGroupList"},
+	{Group: "telemetry.istio.io", Version: "v1", Kind: "TelemetryList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "BackendTLSPolicyList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayClassList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ListenerSetList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ReferenceGrantList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TCPRouteList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TLSRouteList"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "UDPRouteList"},
+	{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XBackendTrafficPolicyList"},
+	{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XListenerSetList"},
+	{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XMeshList"},
+	{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XBackendList"},
 }
 
 // expectedRecordLists are the Secret LISTs a live observation of the demo makes: one per namespace
@@ -256,7 +273,10 @@ func TestLiveOptionalAndFailingKinds(t *testing.T) {
 				}
 				return nil
 			},
-			wantSkipped: []string{"gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/HTTPRoute"},
+			wantSkipped: []string{"gateway.networking.k8s.io/BackendTLSPolicy", "gateway.networking.k8s.io/GRPCRoute", "gateway.networking.k8s.io/Gateway",
+				"gateway.networking.k8s.io/GatewayClass", "gateway.networking.k8s.io/HTTPRoute", "gateway.networking.k8s.io/ListenerSet",
+				"gateway.networking.k8s.io/ReferenceGrant", "gateway.networking.k8s.io/TCPRoute", "gateway.networking.k8s.io/TLSRoute",
+				"gateway.networking.k8s.io/UDPRoute"},
 			check: func(t *testing.T, s *mesh.Snapshot) {
 				for _, g := range s.Gateways {
 					if g.Kind == mesh.GatewayKindAPI {
@@ -301,9 +321,11 @@ func TestLiveOptionalAndFailingKinds(t *testing.T) {
 				}
 				return nil
 			},
-			wantSkipped: []string{"extensions.istio.io/WasmPlugin", "networking.istio.io/DestinationRule", "networking.istio.io/ServiceEntry",
+			wantSkipped: []string{"extensions.istio.io/WasmPlugin", "networking.istio.io/DestinationRule", "networking.istio.io/EnvoyFilter",
+				"networking.istio.io/Gateway", "networking.istio.io/ProxyConfig", "networking.istio.io/ServiceEntry",
 				"networking.istio.io/Sidecar", "networking.istio.io/VirtualService", "networking.istio.io/WorkloadEntry",
-				"security.istio.io/AuthorizationPolicy", "security.istio.io/PeerAuthentication", "security.istio.io/RequestAuthentication"},
+				"networking.istio.io/WorkloadGroup", "security.istio.io/AuthorizationPolicy", "security.istio.io/PeerAuthentication",
+				"security.istio.io/RequestAuthentication", "telemetry.istio.io/Telemetry"},
 		},
 		{
 			name: "a required kind that is not served is an error naming it",

@@ -202,7 +202,7 @@ func (b *builder) noteGatewayExtras(u *unstructured.Unstructured) {
 
 func istioConfigAdd(kind string) func(*builder, *unstructured.Unstructured) {
 	return func(b *builder, u *unstructured.Unstructured) {
-		c := mesh.IstioConfig{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), Spec: jsonCopy(mapOf(u.Object["spec"]))}
+		c := mesh.IstioConfig{Group: u.GroupVersionKind().Group, Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), Spec: jsonCopy(mapOf(u.Object["spec"]))}
 		labels := map[string]string{}
 		for _, k := range mesh.IstioConfigLabels {
 			if v, ok := u.GetLabels()[k]; ok {

@@ -156,7 +156,7 @@ func TestTheNetworkAMeshRunsInIsObserved(t *testing.T) {
 	if d := cmp.Diff(wantL, wp.Listeners); d != "" || wp.Generation != 3 || len(wp.Conditions) != 1 || wp.Conditions[0].Reason != "AddressNotUsable" {
 		t.Errorf("waypoint listeners (-want +got):\n%s; generation %d, conditions %v", d, wp.Generation, wp.Conditions)
 	}
-	wantCfg := []mesh.IstioConfig{{Kind: "Sidecar", Namespace: "shop", Name: "default", Labels: map[string]string{"istio.io/rev": "prod"},
+	wantCfg := []mesh.IstioConfig{{Group: "networking.istio.io", Kind: "Sidecar", Namespace: "shop", Name: "default", Labels: map[string]string{"istio.io/rev": "prod"},
 		Spec: map[string]any{"outboundTrafficPolicy": map[string]any{"mode": "REGISTRY_ONLY"}}}}
 	if d := cmp.Diff(wantCfg, s.IstioConfig); d != "" {
 		t.Errorf("IstioConfig (-want +got):\n%s", d)

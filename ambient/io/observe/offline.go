@@ -62,9 +62,11 @@ func Dir(ctx context.Context, path string, opts Options) (*mesh.Snapshot, error)
 		return YAML(ctx, path, f, opts)
 	}
 	o := newOffline()
-	if err := readFS(ctx, os.DirFS(path), path, o.visitor()); err != nil {
+	fsys := os.DirFS(path)
+	if err := readFS(ctx, fsys, path, o.visitor()); err != nil {
 		return nil, err
 	}
+	o.noteDumpFiles(fsys)
 	return o.finish("offline:"+path, opts)
 }
 
@@ -75,6 +77,7 @@ func FS(ctx context.Context, name string, fsys fs.FS, opts Options) (*mesh.Snaps
 	if err := readFS(ctx, fsys, name, o.visitor()); err != nil {
 		return nil, err
 	}
+	o.noteDumpFiles(fsys)
 	return o.finish("offline:"+name, opts)
 }
 
@@ -139,6 +142,9 @@ func (o *offline) visitor() visitor { return visitor{object: o.add, version: o.b
 func (o *offline) add(u *unstructured.Unstructured, where string) error {
 	gvk := u.GroupVersionKind()
 	k := kindFor(gvk)
+	if k == nil && mesh.IsConfigGroup(gvk.Group) {
+		return configKind(gvk).add(o.b, u) // a kind newer than the code: kept, and judged not assessed
+	}
 	if k == nil {
 		o.ignored[groupKindLabel(gvk.GroupKind())]++
 		return nil
@@ -172,6 +178,32 @@ func (o *offline) add(u *unstructured.Unstructured, where string) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	return nil
+}
+
+// dumpMainFile is the file DumpCommands saves its one all-kinds command in: a folder holding it is a
+// dump, whose file names say which kinds were read.
+const dumpMainFile = "cluster.yaml"
+
+// noteDumpFiles marks the input complete when fsys is a dump DumpCommands wrote, and each resource
+// with a file of its own ("envoyfilters.networking.istio.io.yaml", ".2.yaml" for a second list)
+// as read, even when the file lists nothing. (A second list of one kind, "configmaps.2.yaml", is
+// only ever of a core kind.)
+func (o *offline) noteDumpFiles(fsys fs.FS) {
+	if _, err := fs.Stat(fsys, dumpMainFile); err != nil {
+		return
+	}
+	o.b.complete = true
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".yaml")
+		if !ok {
+			continue
+		}
+		o.b.read[name] = true
+	}
 }
 
 func (o *offline) finish(source string, opts Options) (*mesh.Snapshot, error) {

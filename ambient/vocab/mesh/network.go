@@ -124,9 +124,14 @@ type GatewayListener struct {
 	AllowedSelector *LabelSelector `json:"allowedSelector,omitempty"`
 }
 
-// IstioConfig is an Istio configuration object other than the policies and routes of Policies:
-// Sidecar, ServiceEntry, WorkloadEntry, WasmPlugin. Spec is kept as JSON data.
+// IstioConfig is a configuration object of ConfigGroups other than the policies and routes of
+// Policies, the Gateway API routes of Routes and the gateways of Gateways: Sidecar, ServiceEntry,
+// WorkloadEntry, WasmPlugin, EnvoyFilter, ProxyConfig, Telemetry, Istio's Gateway, WorkloadGroup,
+// the other Gateway API kinds, and any kind of those groups the code does not know (a CRD newer
+// than it). Spec is kept as JSON data.
 type IstioConfig struct {
+	// Group is the API group; empty in snapshots written before it was kept (see APIGroup).
+	Group     string `json:"group,omitempty"`
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
@@ -136,7 +141,7 @@ type IstioConfig struct {
 	Spec map[string]any `json:"spec,omitempty"`
 }
 
-// Ref names the object.
+// Ref names the object (without its group: see ConfigObject).
 func (c IstioConfig) Ref() ObjectRef {
 	return ObjectRef{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
 }

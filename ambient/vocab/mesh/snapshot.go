@@ -63,7 +63,8 @@ type Snapshot struct {
 	NetworkPolicies []NetworkPolicy `json:"networkPolicies,omitempty"`
 	// Routes are Gateway API HTTPRoutes and GRPCRoutes.
 	Routes []Route `json:"routes,omitempty"`
-	// IstioConfig are Sidecar, ServiceEntry, WorkloadEntry and WasmPlugin objects.
+	// IstioConfig are the other objects of ConfigGroups (Sidecar, ServiceEntry, EnvoyFilter, ...,
+	// and kinds unknown to the code), see IstioConfig.
 	IstioConfig []IstioConfig `json:"istioConfig,omitempty"`
 	// PrimaryCNI is the primary CNI's configuration istio-cni depends on, nil when none was read.
 	PrimaryCNI *PrimaryCNI `json:"primaryCNI,omitempty"`
@@ -91,6 +92,10 @@ type Observation struct {
 	Skipped []string `json:"skipped,omitempty"`
 	// Ignored counts objects of kinds the observer does not read, by "group/Kind".
 	Ignored map[string]int `json:"ignored,omitempty"`
+	// Unread lists the resources of ConfigGroups ("envoyfilters.networking.istio.io") that the
+	// cluster's CRDs serve but the input did not hold: a dump saved without their command. Their
+	// objects are unknown, not absent; the plans name each such kind as not assessed.
+	Unread []string `json:"unread,omitempty"`
 	// Requests is how many API requests a live observation made.
 	Requests int `json:"requests,omitempty"`
 }

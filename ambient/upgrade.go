@@ -133,7 +133,8 @@ func planUpgrade(s *mesh.Snapshot, opts UpgradeOptions, after *[]*mesh.Snapshot)
 			Message: fmt.Sprintf("the upgrade is chained through %s: CNI and ztunnel may not run beside a control plane two minors newer", hopList(hops[:len(hops)-1])),
 			Remedy:  "each hop is complete and verified before the next starts"})
 	}
-	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive})
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive,
+		Accounting: compat.Accounting(s, cur, "the upgrade to "+opts.Target.String(), opts.Target.String())})
 }
 
 // hasBlocking reports whether a finding of blocking severity is present: those stop planning. Unwaived

@@ -15,6 +15,7 @@ const (
 	CodeAuthzPolicyLosesL7Rules     plan.Code = "AUTHZ_POLICY_LOSES_L7_RULES"
 	// CodeCaptureExclusionIgnoredInAmbient details: annotations (comma-separated). Object is the workload.
 	CodeCaptureExclusionIgnoredInAmbient plan.Code = "CAPTURE_EXCLUSION_IGNORED_IN_AMBIENT"
+	CodeConfigAppliesOnlyToSidecars      plan.Code = "CONFIG_APPLIES_ONLY_TO_SIDECARS"
 	CodeDestinationRuleNeedsWaypoint     plan.Code = "DESTINATION_RULE_NEEDS_WAYPOINT"
 	// CodeIngressBypassesWaypoint details: waypoint. Object is the Service, Related the routes that
 	// send ingress traffic to it and the policies that move to its waypoint.
@@ -84,6 +85,7 @@ func init() {
 		CodeRouteHasNoGatewayAPIEquivalent:        {Help: "a VirtualService or DestinationRule uses fields HTTPRoute cannot express", Severities: []plan.Severity{plan.Waivable}},
 		CodeRouteHostNotResolved:                  {Help: "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told", Severities: []plan.Severity{plan.Waivable}},
 		CodeServiceEntryResolutionNoneUnsupported: {Help: "a ServiceEntry with resolution NONE gives ztunnel no endpoints before Istio 1.28, so ambient clients cannot reach it", Severities: []plan.Severity{plan.Blocking}},
+		CodeConfigAppliesOnlyToSidecars:           {Help: "an EnvoyFilter, WasmPlugin, Telemetry or ProxyConfig attached by selector or namespace applies only to sidecars; after the move nothing applies it to the pods", Severities: []plan.Severity{plan.Waivable}},
 		CodeSidecarResourceNoEffect:               {Help: "a Sidecar resource has no effect in ambient: its egress and ingress settings are lost", Severities: []plan.Severity{plan.Waivable}},
 		CodeTelemetryCountsSpans:                  {Help: "a query counts trace spans; ambient emits one span per waypoint instead of two per hop", Severities: []plan.Severity{plan.Info}},
 		CodeTelemetryHTTPMetricsLost:              {Help: "a query reads Istio HTTP metrics of workloads that will have no waypoint; ztunnel reports TCP metrics only", Severities: []plan.Severity{plan.Waivable}},

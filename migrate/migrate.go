@@ -160,7 +160,8 @@ func MigrateNamespace(s *mesh.Snapshot, namespace string, opts Options) (*plan.P
 		m.build(nsObj)
 		m.resolveFindings()
 	}
-	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "namespace " + namespace})
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "namespace " + namespace,
+		Accounting: accounting(s, namespace, opts.RootNamespace, r)})
 }
 
 func (o Options) validate(ns string) error {

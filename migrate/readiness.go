@@ -150,6 +150,9 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	}
 	r.Notes = append(r.Notes, tl.Unchecked...)
 	ambientChangeFindings(s, ns, r, add)
+	if !ns.Ambient() || len(ns.Pods.Sidecar) > 0 {
+		sidecarOnlyConfig(s, namespace, opts.RootNamespace, r.Waypoint.Namespace, add)
+	}
 	return finish(r, opts), nil
 }
 

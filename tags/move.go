@@ -104,7 +104,8 @@ func MoveTag(s *mesh.Snapshot, tag, rev string, opts MoveOptions) (*plan.Plan, e
 	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", plan.ErrInvalidOptions, err)
 	}
-	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "tag " + tag})
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Subject: "tag " + tag,
+		Accounting: compat.Accounting(s, movedTag(s, tag, rev), "the move of tag "+tag, "")})
 }
 
 func already(fs []plan.Finding) bool {
@@ -367,4 +368,17 @@ func chartVersion(v mesh.Version) string {
 		return ""
 	}
 	return v.String()
+}
+
+// movedTag is s with tag pointing to rev, as the plan leaves it (the objects labelled with the tag
+// and the gateways it owns are judged from it).
+func movedTag(s *mesh.Snapshot, tag, rev string) *mesh.Snapshot {
+	after := *s
+	after.Tags = append([]mesh.Tag(nil), s.Tags...)
+	for i := range after.Tags {
+		if after.Tags[i].Name == tag {
+			after.Tags[i].Revision = rev
+		}
+	}
+	return &after
 }

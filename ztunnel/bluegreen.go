@@ -281,7 +281,7 @@ func BlueGreenZtunnel(s *mesh.Snapshot, opts BlueGreenOptions) (*plan.Plan, erro
 	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", plan.ErrInvalidOptions, err)
 	}
-	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive})
+	return plan.Finalize(p, plan.FinalizeOptions{Waive: opts.Waive, Accounting: compat.Accounting(s, s, "the ztunnel swap", "")})
 }
 
 func ztunnelNames(s *mesh.Snapshot) []string {

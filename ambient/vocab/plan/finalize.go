@@ -16,6 +16,9 @@ type FinalizeOptions struct {
 	Waive []Code
 	// Subject, when set, is named in the error of a blocked plan ("namespace payments").
 	Subject string
+	// Accounting, when set, gives every configuration object in the operation's scope its verdict
+	// (Plan.Verdicts). Every operation that changes the mesh sets it.
+	Accounting *Accounting
 }
 
 // CheckWaivers returns an error wrapping ErrInvalidOptions that names every code of waive that is
@@ -47,7 +50,8 @@ func CheckWaivers(waive []Code) error {
 //     decoded plan holds (a plan compares equal to itself after a round trip);
 //  2. waives: a waivable finding whose code opts.Waive names is marked Waived, and the waivers are
 //     recorded in metadata.options.waive (the executor's run-time gates accept the same codes);
-//  3. sorts the findings by severity, code and object;
+//  3. sorts the findings by severity, code and object, and gives every configuration object in
+//     scope its verdict (opts.Accounting);
 //  4. blocks: when a blocking finding stands, the steps are dropped and the error wraps ErrBlocked,
 //     naming the codes; the plan is returned with its findings so callers can show why;
 //  5. validates the plan (Validate): a planner that built an invalid plan is a bug, reported as an
@@ -86,6 +90,7 @@ func Finalize(p *Plan, opts FinalizeOptions) (*Plan, error) {
 		p.Metadata.Options["waive"] = joinCodes(waived)
 	}
 	SortFindings(p.Findings)
+	account(p, opts.Accounting)
 	var blocking []Code
 	for _, f := range p.Findings {
 		if f.Severity == Blocking {

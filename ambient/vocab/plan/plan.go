@@ -22,6 +22,10 @@ type Plan struct {
 	Metadata   Metadata `json:"metadata"`
 	// Findings are the prechecks: blocking and unwaived waivable findings mean the plan must not run.
 	Findings []Finding `json:"findings,omitempty"`
+	// Verdicts give every configuration object in the operation's scope (every object of
+	// mesh.ConfigGroups it concerns) the operation's word on it, sorted by object: unaffected,
+	// changes, or not assessed. Nothing in scope is left out (Accounting).
+	Verdicts []Verdict `json:"verdicts,omitempty"`
 	Steps    []Step    `json:"steps"`
 }
 
@@ -110,6 +114,9 @@ func (p *Plan) Validate() error {
 	}
 	if p.Metadata.Fingerprint == "" {
 		bad("metadata.fingerprint is empty; plans must be made from a snapshot (re-run the planner)")
+	}
+	if err := validateVerdicts(p.Verdicts); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]int{}
 	for i := range p.Steps {

@@ -54,12 +54,14 @@ type wirePlan struct {
 	Metadata   Metadata  `json:"metadata"`
 	Status     Status    `json:"status,omitempty"`
 	Findings   []Finding `json:"findings"`
-	Steps      []Step    `json:"steps"`
+	// Verdicts is optional (added within v1alpha3): a plan made before it has none.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	Steps    []Step    `json:"steps"`
 }
 
 // MarshalJSON writes the plan's document (wirePlan).
 func (p Plan) MarshalJSON() ([]byte, error) {
-	w := wirePlan{APIVersion: p.APIVersion, Kind: p.Kind, Metadata: p.Metadata, Status: p.Status(), Findings: p.Findings, Steps: p.Steps}
+	w := wirePlan{APIVersion: p.APIVersion, Kind: p.Kind, Metadata: p.Metadata, Status: p.Status(), Findings: p.Findings, Verdicts: p.Verdicts, Steps: p.Steps}
 	if w.Findings == nil {
 		w.Findings = []Finding{}
 	}
@@ -81,7 +83,7 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 	if w.Status != "" && w.Status != StatusRunnable && w.Status != StatusNeedsWaiver && w.Status != StatusBlocked {
 		return fmt.Errorf("status %q is not %s, %s or %s", w.Status, StatusRunnable, StatusNeedsWaiver, StatusBlocked)
 	}
-	*p = Plan{APIVersion: w.APIVersion, Kind: w.Kind, Metadata: w.Metadata, Findings: w.Findings, Steps: w.Steps}
+	*p = Plan{APIVersion: w.APIVersion, Kind: w.Kind, Metadata: w.Metadata, Findings: w.Findings, Verdicts: w.Verdicts, Steps: w.Steps}
 	if len(p.Findings) == 0 {
 		p.Findings = nil
 	}

@@ -74,6 +74,7 @@ func RenderWith(w io.Writer, p *plan.Plan, opts Options) error {
 	}
 	renderHeader(&b, p, opts)
 	renderSummary(&b, p, all)
+	renderVerdicts(&b, p)
 	var sets []waveSet
 	for _, ws := range all {
 		if !opts.Full && ws.nodeCount() >= minTemplateNodes {

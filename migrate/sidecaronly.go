@@ -1,0 +1,134 @@
+package migrate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+)
+
+// Configuration that acts only through a sidecar. istiod attaches an EnvoyFilter, WasmPlugin
+// (translated into a TrafficExtension), Telemetry or RequestAuthentication to a proxy by selector
+// only when the proxy is not a Gateway API gateway; a waypoint takes one only by targetRefs
+// ("waypoints never use selector": istio/istio@86c9f01fd735 pilot/pkg/model/policyattachment.go,
+// ShouldAttachPolicy; pilot/pkg/config/kube/extensions/controller.go for the WasmPlugin
+// translation). ztunnel receives none of them, and no ProxyConfig (it configures the proxy's
+// agent: pilot/pkg/model/proxy_config.go, EffectiveProxyConfig, read for a proxy's node metadata).
+// So once a namespace's pods leave their sidecars, every such object that applied to them by
+// selector, namespace-wide or mesh-wide (root namespace, no selector) applies to them no more.
+// (RequestAuthentication is judged with the security policies, policies.go.)
+
+// sidecarOnlyKinds are the kinds above with what stops and whether a waypoint can carry a copy.
+var sidecarOnlyKinds = map[string]struct {
+	group, stops string
+	waypoint     bool
+}{
+	"EnvoyFilter": {mesh.GroupNetworking, "its patches to the sidecar's Envoy configuration", true},
+	"WasmPlugin":  {mesh.GroupExtensions, "its Wasm filter", true},
+	"Telemetry":   {mesh.GroupTelemetry, "its metrics, access log and tracing settings for the pods (ztunnel's own L4 metrics and logs do not follow Telemetry)", true},
+	"ProxyConfig": {mesh.GroupNetworking, "its settings of the sidecar's agent and Envoy (concurrency, image, environment)", false},
+}
+
+// sidecarOnlyConfig raises CONFIG_APPLIES_ONLY_TO_SIDECARS for every object of sidecarOnlyKinds
+// that applies to the pods of namespace ns by selector or namespace-wide, or mesh-wide from a root
+// namespace, and has no targetRefs.
+func sidecarOnlyConfig(s *mesh.Snapshot, ns, root string, waypoint *WaypointRef, add func(plan.Finding)) {
+	for _, c := range s.IstioConfig {
+		k, ok := sidecarOnlyKinds[c.Kind]
+		if !ok || c.APIGroup() != k.group || hasTargetRefs(c.Spec) {
+			continue
+		}
+		selector := workloadSelector(c)
+		var scope string
+		switch {
+		case c.Namespace == ns && len(selector) == 0:
+			scope = "every pod of namespace " + ns
+		case c.Namespace == ns:
+			matched := selectedWorkloads(s, ns, selector)
+			if len(matched) == 0 {
+				continue // selects no workload of the namespace
+			}
+			scope = strings.Join(matched, ", ")
+		case isRootNamespace(s, root, c.Namespace) && len(selector) == 0:
+			scope = "every proxy of the mesh, the pods of namespace " + ns + " among them"
+		case isRootNamespace(s, root, c.Namespace):
+			matched := selectedWorkloads(s, ns, selector)
+			if len(matched) == 0 {
+				continue
+			}
+			scope = strings.Join(matched, ", ")
+		default:
+			continue
+		}
+		remedy := fmt.Sprintf("ambient has no equivalent for the pods: nothing reads a %s for them after the move; move what it sets elsewhere, or keep the workloads on sidecars (pod label istio.io/dataplane-mode=none)", c.Kind)
+		form := "none"
+		if k.waypoint {
+			form = "targetRefs"
+			target := "the waypoint that will serve the namespace"
+			if waypoint != nil {
+				target = "waypoint " + waypoint.String()
+			}
+			remedy = fmt.Sprintf("copy it with targetRefs (group gateway.networking.k8s.io, kind Gateway, or kind Service) in place of its selector, so that %s carries it for the traffic it serves; traffic that no waypoint serves keeps none of it", target)
+			if c.Kind == "EnvoyFilter" {
+				remedy += "; a waypoint's listeners are not a sidecar's, so check the copy's match clauses"
+			}
+		}
+		add(plan.Finding{Code: CodeConfigAppliesOnlyToSidecars, Severity: plan.Waivable, Object: c.Ref(),
+			Message: fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient no proxy applies it to them, so %s stop", c.Ref(), scope, ns, k.stops),
+			Remedy:  remedy,
+			Details: map[string]string{"kind": c.Kind, "waypointForm": form}})
+	}
+}
+
+// hasTargetRefs reports whether a spec attaches by targetRefs (or the older single targetRef).
+func hasTargetRefs(spec map[string]any) bool {
+	if refs, _ := spec["targetRefs"].([]any); len(refs) > 0 {
+		return true
+	}
+	ref, _ := spec["targetRef"].(map[string]any)
+	return len(ref) > 0
+}
+
+// workloadSelector is the object's pod selector: workloadSelector.labels (EnvoyFilter, Sidecar) or
+// selector.matchLabels (WasmPlugin, Telemetry, ProxyConfig); nil for none.
+func workloadSelector(c mesh.IstioConfig) map[string]string {
+	var m map[string]any
+	if ws, ok := c.Spec["workloadSelector"].(map[string]any); ok {
+		m, _ = ws["labels"].(map[string]any)
+	} else if sel, ok := c.Spec["selector"].(map[string]any); ok {
+		m, _ = sel["matchLabels"].(map[string]any)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// selectedWorkloads names the workloads of ns (gateways left out: they keep their Envoy) whose pods'
+// common labels include selector, sorted.
+func selectedWorkloads(s *mesh.Snapshot, ns string, selector map[string]string) []string {
+	var out []string
+	for _, w := range s.Workloads {
+		if w.Namespace != ns || w.GatewayName != "" {
+			continue
+		}
+		match := true
+		for k, v := range selector {
+			if w.Labels[k] != v {
+				match = false
+				break
+			}
+		}
+		if match {
+			out = append(out, w.Ref().String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}

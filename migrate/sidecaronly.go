@@ -27,8 +27,11 @@ var sidecarOnlyKinds = map[string]struct {
 }{
 	"EnvoyFilter": {mesh.GroupNetworking, "its patches to the sidecar's Envoy configuration", true},
 	"WasmPlugin":  {mesh.GroupExtensions, "its Wasm filter", true},
-	"Telemetry":   {mesh.GroupTelemetry, "its metrics, access log and tracing settings for the pods (ztunnel's own L4 metrics and logs do not follow Telemetry)", true},
-	"ProxyConfig": {mesh.GroupNetworking, "its settings of the sidecar's agent and Envoy (concurrency, image, environment)", false},
+	// TrafficExtension (istio/api extensions/v1alpha1/traffic_extension.proto@v1.32.0: selector or
+	// targetRefs) attaches as WasmPlugin does (pilot/pkg/model/extensions.go, ShouldAttachPolicy).
+	"TrafficExtension": {mesh.GroupExtensions, "its Wasm or Lua filter", true},
+	"Telemetry":        {mesh.GroupTelemetry, "its metrics, access log and tracing settings for the pods (ztunnel's own L4 metrics and logs do not follow Telemetry)", true},
+	"ProxyConfig":      {mesh.GroupNetworking, "its settings of the sidecar's agent and Envoy (concurrency, image, environment)", false},
 }
 
 // sidecarOnlyConfig raises CONFIG_APPLIES_ONLY_TO_SIDECARS for every object of sidecarOnlyKinds
@@ -76,7 +79,7 @@ func sidecarOnlyConfig(s *mesh.Snapshot, ns, root string, waypoint *WaypointRef,
 			}
 		}
 		add(plan.Finding{Code: CodeConfigAppliesOnlyToSidecars, Severity: plan.Waivable, Object: c.Ref(),
-			Message: fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient no proxy applies it to them, so %s stop", c.Ref(), scope, ns, k.stops),
+			Message: fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient no proxy applies it to them, and what it sets stops: %s", c.Ref(), scope, ns, k.stops),
 			Remedy:  remedy,
 			Details: map[string]string{"kind": c.Kind, "waypointForm": form}})
 	}

@@ -16,7 +16,7 @@ import (
 // meshWideKinds apply from the root namespace to every proxy when they select nothing.
 var meshWideKinds = map[string]bool{
 	"AuthorizationPolicy": true, "PeerAuthentication": true, "RequestAuthentication": true,
-	"Sidecar": true, "EnvoyFilter": true, "Telemetry": true, "WasmPlugin": true, "ProxyConfig": true,
+	"Sidecar": true, "EnvoyFilter": true, "Telemetry": true, "WasmPlugin": true, "TrafficExtension": true, "ProxyConfig": true,
 }
 
 // accounting is the Finalize accounting of the migration of namespace ns, judged from its

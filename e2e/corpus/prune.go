@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/internal/helmrecord"
 	"sigs.k8s.io/yaml"
 )
@@ -16,7 +17,9 @@ import (
 // regenerates with few spurious changes; dump checks the pruned files observe exactly as the raw
 // ones. What goes:
 //
-//   - empty lists (an optional kind with no objects);
+//   - empty lists (an optional kind with no objects), except those of mesh.ConfigGroups: the
+//     observer reads a dump's missing file of such a kind as unread (Observation.Unread), an empty
+//     one as none;
 //   - CustomResourceDefinitions of groups other than Istio's and the Gateway API's, and every CRD's
 //     spec and status (the observer reads CRD metadata only; the schemas are upstream text);
 //   - of a Helm release record, everything but its name, namespace, revision, status, chart name and
@@ -51,12 +54,26 @@ func prune(file string, data []byte) (out []byte, keep bool, err error) {
 		}
 	}
 	if len(kept) == 0 {
+		if configListFile(file) {
+			return []byte(emptyList), true, nil
+		}
 		return nil, false, nil
 	}
 	doc["items"] = kept
 	delete(doc, "metadata") // the List's resourceVersion
 	out, err = yaml.Marshal(doc)
 	return out, err == nil, err
+}
+
+// emptyList is how a pruned dump keeps a kind of mesh.ConfigGroups with no objects.
+const emptyList = "apiVersion: v1\nitems: []\nkind: List\n"
+
+// configListFile reports whether a dump file ("envoyfilters.networking.istio.io.yaml") lists a
+// kind of mesh.ConfigGroups.
+func configListFile(file string) bool {
+	res, ok := strings.CutSuffix(file, ".yaml")
+	_, group, dotted := strings.Cut(res, ".")
+	return ok && dotted && mesh.IsConfigGroup(group)
 }
 
 func pruneObject(o map[string]any) (bool, error) {

@@ -148,6 +148,7 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Group: "networking.istio.io", Version: "v1beta1", Kind: "ProxyConfigList"},
 	{Group: "networking.istio.io", Version: "v1", Kind: "WorkloadGroupList"},
 	{Group: "telemetry.istio.io", Version: "v1", Kind: "TelemetryList"},
+	{Group: "extensions.istio.io", Version: "v1alpha1", Kind: "TrafficExtensionList"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "BackendTLSPolicyList"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayClassList"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "ListenerSetList"},
@@ -321,7 +322,7 @@ func TestLiveOptionalAndFailingKinds(t *testing.T) {
 				}
 				return nil
 			},
-			wantSkipped: []string{"extensions.istio.io/WasmPlugin", "networking.istio.io/DestinationRule", "networking.istio.io/EnvoyFilter",
+			wantSkipped: []string{"extensions.istio.io/TrafficExtension", "extensions.istio.io/WasmPlugin", "networking.istio.io/DestinationRule", "networking.istio.io/EnvoyFilter",
 				"networking.istio.io/Gateway", "networking.istio.io/ProxyConfig", "networking.istio.io/ServiceEntry",
 				"networking.istio.io/Sidecar", "networking.istio.io/VirtualService", "networking.istio.io/WorkloadEntry",
 				"networking.istio.io/WorkloadGroup", "security.istio.io/AuthorizationPolicy", "security.istio.io/PeerAuthentication",

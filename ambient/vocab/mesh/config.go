@@ -149,6 +149,7 @@ var ConfigKinds = []ConfigKind{
 	{Group: GroupSecurity, Kind: "PeerAuthentication", Plural: "peerauthentications", Versions: []string{"v1", "v1beta1"}},
 	{Group: GroupSecurity, Kind: "RequestAuthentication", Plural: "requestauthentications", Versions: []string{"v1", "v1beta1"}},
 	{Group: GroupTelemetry, Kind: "Telemetry", Plural: "telemetries", Versions: []string{"v1", "v1alpha1"}},
+	{Group: GroupExtensions, Kind: "TrafficExtension", Plural: "trafficextensions", Versions: []string{"v1alpha1"}},
 	{Group: GroupExtensions, Kind: "WasmPlugin", Plural: "wasmplugins", Versions: []string{"v1alpha1"}},
 	{Group: GroupGatewayAPI, Kind: "BackendTLSPolicy", Plural: "backendtlspolicies", Versions: []string{"v1", "v1alpha3"}},
 	{Group: GroupGatewayAPI, Kind: "GRPCRoute", Plural: "grpcroutes", Versions: []string{"v1", "v1alpha2"}},

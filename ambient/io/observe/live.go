@@ -29,6 +29,10 @@ import (
 // requests made. The ConfigMap list uses the field selector metadata.name=istio-cni-config: a
 // cache-backed reader needs an index for that field.
 //
+// Every kind of mesh.ConfigGroups is read: the kinds of mesh.ConfigKinds from the table, and a kind
+// newer than the code from its CustomResourceDefinition (one GET for its kind and versions, then a
+// LIST); one that cannot be read is recorded in Observation.Unread.
+//
 // Secrets are never listed cluster-wide. Once every other kind is read, the Helm releases that
 // Istio's objects belong to are known (meta.helm.sh/release-name and -namespace, else the
 // app.kubernetes.io/instance label); then, per namespace holding such releases, one LIST with the
@@ -62,6 +66,9 @@ func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, e
 			l.b.read[k.resource()] = true
 		}
 	}
+	if err := l.listNewConfigKinds(ctx); err != nil {
+		return nil, err
+	}
 	// Second phase: the builder knows Istio's releases only now.
 	for _, k := range records {
 		if err := l.listHelmRecords(ctx, k); err != nil {
@@ -80,6 +87,65 @@ func Live(ctx context.Context, r client.Reader, opts Options) (*mesh.Snapshot, e
 	s.Observation.Requests = requests
 	s.Normalize()
 	return s, nil
+}
+
+// listNewConfigKinds reads the kinds of mesh.ConfigGroups that the cluster's CRDs serve and the
+// kind table does not hold (CRDs newer than the code): one GET of each such CRD for its kind and
+// served versions, then its objects as any custom resource. A kind that cannot be read (the CRD
+// or the list refused) stays unread, and the plans name it as not assessed.
+func (l *lister) listNewConfigKinds(ctx context.Context) error {
+	for _, c := range l.b.crds {
+		if !mesh.IsConfigGroup(c.Group) || l.b.read[c.Name] {
+			continue
+		}
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		l.requests.Add(1)
+		if err := l.r.Get(ctx, client.ObjectKey{Name: c.Name}, crd); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		k := crdKind(crd)
+		if k == nil {
+			continue
+		}
+		if skipped, err := l.listKind(ctx, k, clusterWide); err == nil && !skipped {
+			l.b.read[c.Name] = true
+		} else if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// crdKind is the kind table entry for a CRD's objects: its kind and plural, its served versions
+// with the storage version first; nil when the CRD says none.
+func crdKind(crd *unstructured.Unstructured) *kind {
+	kindName, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var served []string
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		name, _ := m["name"].(string)
+		if ok, _ := m["served"].(bool); !ok || name == "" {
+			continue
+		}
+		if storage, _ := m["storage"].(bool); storage {
+			served = append([]string{name}, served...)
+		} else {
+			served = append(served, name)
+		}
+	}
+	if kindName == "" || plural == "" || len(served) == 0 {
+		return nil
+	}
+	k := configKind(schema.GroupVersionKind{Group: group, Kind: kindName, Version: served[0]})
+	k.plural, k.versions = plural, served
+	return k
 }
 
 // lister reads kinds into one builder, several at a time.

@@ -1,6 +1,8 @@
 package observe
 
 import (
+	"strings"
+
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan/rbac"
@@ -39,6 +41,22 @@ func RequiredPermissionsFor(s *mesh.Snapshot, opts Options) *rbac.Permissions {
 	}
 	if s == nil {
 		return ps
+	}
+	// Kinds of mesh.ConfigGroups newer than the table: their definitions, then their objects
+	// (listNewConfigKinds). Refused, the kind stays unread and the plans say so.
+	listed := map[string]bool{}
+	for _, k := range kinds {
+		listed[k.resource()] = true
+	}
+	for _, c := range s.CRDs {
+		if !mesh.IsConfigGroup(c.Group) || listed[c.Name] {
+			continue
+		}
+		plural, _, _ := strings.Cut(c.Name, ".")
+		ps.Add(rbac.Permission{Verb: "get", Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}, ByLive+": the definition of "+c.Name)
+		for _, v := range verbs {
+			ps.Add(rbac.Permission{Verb: v, Group: c.Group, Resource: plural}, ByLive)
+		}
 	}
 	for _, h := range s.HelmReleases {
 		for _, k := range kinds {

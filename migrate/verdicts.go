@@ -31,9 +31,12 @@ func accounting(s *mesh.Snapshot, ns string, root string, r *Report) *plan.Accou
 		routes[v.Route] = v
 	}
 	selectorless := map[mesh.ConfigObject]bool{}
+	configs := map[mesh.ConfigObject]mesh.IstioConfig{}
 	for _, c := range s.IstioConfig {
+		o := mesh.ConfigObject{Group: c.APIGroup(), Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
+		configs[o] = c
 		if len(workloadSelector(c)) == 0 && !hasTargetRefs(c.Spec) {
-			selectorless[mesh.ConfigObject{Group: c.APIGroup(), Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}] = true
+			selectorless[o] = true
 		}
 	}
 	for _, p := range s.Policies {
@@ -86,6 +89,15 @@ func accounting(s *mesh.Snapshot, ns string, root string, r *Report) *plan.Accou
 				}
 				return plan.Unaffected, "the route rules find nothing it sets that stops applying"
 			}
+			if k, ok := sidecarOnlyKinds[o.Kind]; ok && k.group == o.Group {
+				// CONFIG_APPLIES_ONLY_TO_SIDECARS makes it Changes where it applies to the
+				// namespace's pods; without the finding it does not.
+				c := configs[o]
+				if hasTargetRefs(c.Spec) {
+					return plan.Unaffected, "attached by targetRefs to a gateway, waypoint or Service, whose proxies keep applying it"
+				}
+				return plan.Unaffected, fmt.Sprintf("its selector (%s) matches none of the namespace's workloads", labelList(workloadSelector(c)))
+			}
 			return judgeKind(o, ns, services, routeParents[o.Ref()])
 		},
 	}
@@ -104,10 +116,6 @@ func judgeKind(o mesh.ConfigObject, ns string, services map[string]ServiceWaypoi
 		return plan.Unaffected, "it grants references across namespaces, which the move leaves as they are"
 	case o.Group == mesh.GroupGatewayAPI && (o.Kind == "HTTPRoute" || o.Kind == "GRPCRoute"):
 		return judgeRoute(o, ns, services, parents)
-	case sidecarOnlyKinds[o.Kind].group == o.Group:
-		// Raised CONFIG_APPLIES_ONLY_TO_SIDECARS when it applies to the namespace's pods; without
-		// the finding it attaches by targetRefs or selects none of them.
-		return plan.Unaffected, "attached by targetRefs to a gateway or waypoint, or selecting none of the namespace's pods"
 	case o.Group == mesh.GroupNetworking && o.Kind == "Sidecar":
 		return plan.Unaffected, "it configures no sidecar of the namespace"
 	case o.Group == mesh.GroupSecurity:
@@ -129,3 +137,4 @@ func judgeRoute(o mesh.ConfigObject, ns string, services map[string]ServiceWaypo
 	}
 	return plan.Unaffected, "bound to gateways, or to Services a waypoint will serve"
 }
+

@@ -90,7 +90,7 @@ func account(p *Plan, a *Accounting) {
 	for _, res := range a.Unread {
 		plural, group, _ := strings.Cut(res, ".")
 		out = append(out, Verdict{Object: mesh.ConfigObject{Group: group, Kind: KindOfResource(plural, group)}, Outcome: NotAssessed,
-			Reason: fmt.Sprintf("the input holds no %s although the cluster's CRDs serve them: save `kubectl get %s -A -o yaml` into the dump and plan again", res, res)})
+			Reason: fmt.Sprintf("the input holds no %s although the cluster's CRDs serve them, so what the operation does to them is not assessed: add them to the dump (`kubectl get %s -A -o yaml > %s.yaml`) and plan again", res, res, res)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Object.Less(out[j].Object) })
 	p.Verdicts = out

@@ -39,7 +39,7 @@ func renderVerdicts(b *strings.Builder, p *plan.Plan) {
 			name := v.Object.Name
 			switch {
 			case name == "":
-				name = "every " + v.Object.Kind
+				name = "all of them"
 			case v.Object.Namespace != "":
 				name = v.Object.Namespace + "/" + name
 			}

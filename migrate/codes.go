@@ -37,6 +37,7 @@ const (
 	CodePolicySpecInvalid                    plan.Code = "POLICY_SPEC_INVALID"
 	CodeRouteHasNoGatewayAPIEquivalent       plan.Code = "ROUTE_HAS_NO_GATEWAY_API_EQUIVALENT"
 	CodeRouteHostNotResolved                 plan.Code = "ROUTE_HOST_NOT_RESOLVED"
+	CodeRouteNeedsEgressWaypoint             plan.Code = "ROUTE_NEEDS_EGRESS_WAYPOINT"
 	// CodeServiceEntryResolutionNoneUnsupported details: istiod (the oldest istiod version), fixedIn. Object is
 	// the ServiceEntry.
 	CodeServiceEntryResolutionNoneUnsupported plan.Code = "SERVICEENTRY_RESOLUTION_NONE_UNSUPPORTED"
@@ -83,7 +84,8 @@ func init() {
 		CodePolicyNotEnforcedWithoutWaypoint:      {Help: "a CUSTOM or AUDIT AuthorizationPolicy or a RequestAuthentication is enforced by nothing without a waypoint", Severities: []plan.Severity{plan.Waivable}},
 		CodePolicySpecInvalid:                     {Help: "a policy's spec does not decode into its Istio type, so what ambient does with it cannot be told", Severities: []plan.Severity{plan.Blocking}},
 		CodeRouteHasNoGatewayAPIEquivalent:        {Help: "a VirtualService or DestinationRule uses fields HTTPRoute cannot express", Severities: []plan.Severity{plan.Waivable}},
-		CodeRouteHostNotResolved:                  {Help: "a VirtualService or DestinationRule names a host that matches no Service of the snapshot, so what the move does to it cannot be told", Severities: []plan.Severity{plan.Waivable}},
+		CodeRouteNeedsEgressWaypoint:              {Help: "a VirtualService or DestinationRule (TLS origination among them) acts on a ServiceEntry host with no waypoint; after the move nothing applies it", Severities: []plan.Severity{plan.Waivable}},
+		CodeRouteHostNotResolved:                  {Help: "a VirtualService or DestinationRule names a host that matches no Service or ServiceEntry of the snapshot, so what the move does to it cannot be told", Severities: []plan.Severity{plan.Waivable}},
 		CodeServiceEntryResolutionNoneUnsupported: {Help: "a ServiceEntry with resolution NONE gives ztunnel no endpoints before Istio 1.28, so ambient clients cannot reach it", Severities: []plan.Severity{plan.Blocking}},
 		CodeConfigAppliesOnlyToSidecars:           {Help: "an EnvoyFilter, WasmPlugin, Telemetry or ProxyConfig attached by selector or namespace applies only to sidecars; after the move nothing applies it to the pods", Severities: []plan.Severity{plan.Waivable}},
 		CodeSidecarResourceNoEffect:               {Help: "a Sidecar resource has no effect in ambient: its egress and ingress settings are lost", Severities: []plan.Severity{plan.Waivable}},

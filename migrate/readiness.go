@@ -144,6 +144,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 
 	r.Waypoint = waypointNeed(s, wv, namespace, needs, neededBy, add)
 	destinationRulesWithoutWaypoint(r, add)
+	routesToServiceEntries(r, namespace, add)
 	tl := lintTelemetry(s, namespace, wv)
 	for _, f := range tl.Findings {
 		add(f)
@@ -215,6 +216,35 @@ func destinationRulesWithoutWaypoint(r *Report, add func(plan.Finding)) {
 				Message: fmt.Sprintf("%s sets a traffic policy for Service %s, which will have no waypoint; ztunnel does not apply DestinationRules, so its load balancing, connection pool and outlier detection stop for ambient clients",
 					v.Route, strings.Join(bare, ", ")),
 				Remedy: "give the Service a waypoint (istio.io/use-waypoint) so the DestinationRule keeps applying, or accept plain L4 load balancing"})
+		}
+	}
+}
+
+// routesToServiceEntries: a VirtualService or DestinationRule of the namespace that acts on a host
+// of a ServiceEntry with no waypoint. The namespace's sidecars applied it as clients; ztunnel
+// applies neither kind, so after the move only an egress waypoint bound to the entry
+// (istio.io/use-waypoint) would.
+func routesToServiceEntries(r *Report, ns string, add func(plan.Finding)) {
+	for _, v := range r.Routes {
+		if v.Route.Namespace != ns || !(v.Route.Kind == "DestinationRule" && v.TrafficPolicy || v.Route.Kind == "VirtualService" && v.MeshTraffic) {
+			continue
+		}
+		for _, se := range v.ServiceEntries {
+			if se.Waypoint != "" {
+				continue
+			}
+			what := "its routing rules (retries, timeouts, faults, splits)"
+			if v.Route.Kind == "DestinationRule" {
+				what = "its traffic policy (load balancing, connection pool, outlier detection)"
+			}
+			if v.TLSOrigination {
+				what = "its TLS origination: the sidecar opened TLS to the host, ztunnel sends what the application sends (plain text where it relied on the sidecar)"
+			}
+			add(plan.Finding{Code: CodeRouteNeedsEgressWaypoint, Severity: plan.Waivable, Object: v.Route, Related: []mesh.ObjectRef{se.ServiceEntry},
+				Message: fmt.Sprintf("%s acts on host %s of %s, which has no waypoint; the pods of namespace %s applied it in their sidecars, and once they are in ambient nothing does, so %s stops",
+					v.Route, se.Host, se.ServiceEntry, ns, what),
+				Remedy:  fmt.Sprintf("bind %s to an egress waypoint (label istio.io/use-waypoint) and attach the rules there before the move, or keep the workloads that call %s on sidecars", se.ServiceEntry, se.Host),
+				Details: map[string]string{"host": se.Host, "tlsOrigination": fmt.Sprint(v.TLSOrigination)}})
 		}
 	}
 }
@@ -401,7 +431,7 @@ func routeFindings(v RouteVerdict, ns string) []plan.Finding {
 	}
 	if len(v.UnresolvedHosts) > 0 && v.Route.Namespace == ns {
 		out = append(out, plan.Finding{Code: CodeRouteHostNotResolved, Severity: plan.Waivable, Object: v.Route,
-			Message: fmt.Sprintf("%s names host %s, which matches no Service of the snapshot (a ServiceEntry, an external or wildcard host, or a Service of a namespace that was not observed): readiness cannot tell whether ambient clients keep its rules",
+			Message: fmt.Sprintf("%s names host %s, which matches no Service or ServiceEntry of the snapshot (a wildcard host, a host of a namespace that was not observed, a typo): readiness cannot tell whether ambient clients keep its rules",
 				v.Route, strings.Join(v.UnresolvedHosts, ", ")),
 			Remedy: "check what the host is: fix it if it is a typo, observe the namespace of its Service, or waive the code once you know that the move does not change what it does"})
 	}

@@ -20,8 +20,15 @@ type RouteVerdict struct {
 	Route mesh.ObjectRef `json:"route"`
 	// Services the hosts name that exist in the snapshot.
 	Services []mesh.ObjectRef `json:"services,omitempty"`
-	// UnresolvedHosts name no Service of the snapshot (external hosts, wildcards, ServiceEntries).
+	// ServiceEntries are those visible to the route's namespace whose hosts the route names (a
+	// host a Service does not take), with the hosts they take.
+	ServiceEntries []ServiceEntryHost `json:"serviceEntries,omitempty"`
+	// UnresolvedHosts name neither a Service nor a ServiceEntry of the snapshot (wildcards, hosts of
+	// namespaces that were not observed, typos).
 	UnresolvedHosts []string `json:"unresolvedHosts,omitempty"`
+	// TLSOrigination is true for a DestinationRule whose traffic policy (or a port's) sets TLS mode
+	// SIMPLE or MUTUAL: the client's proxy opens TLS to the destination.
+	TLSOrigination bool `json:"tlsOrigination,omitempty"`
 	// Gateways are the gateways other than "mesh" a VirtualService is bound to.
 	Gateways []string `json:"gateways,omitempty"`
 	// MeshTraffic is true when a VirtualService applies to mesh traffic (no gateways, or "mesh").
@@ -64,6 +71,8 @@ func routeVerdicts(s *mesh.Snapshot, ns string) ([]RouteVerdict, []Proposal) {
 		for _, h := range hosts {
 			if svc := resolveHost(s, h, p.Namespace); svc != nil {
 				v.Services = append(v.Services, svc.Ref())
+			} else if se := resolveServiceEntry(s, h, p.Namespace); se != nil {
+				v.ServiceEntries = append(v.ServiceEntries, ServiceEntryHost{ServiceEntry: se.Ref(), Host: h, Waypoint: egressWaypoint(s, *se)})
 			} else {
 				v.UnresolvedHosts = append(v.UnresolvedHosts, h)
 			}
@@ -96,6 +105,53 @@ func anyInNamespace(refs []mesh.ObjectRef, ns string) bool {
 	return false
 }
 
+// ServiceEntryHost is a host of a route that a ServiceEntry takes.
+type ServiceEntryHost struct {
+	ServiceEntry mesh.ObjectRef `json:"serviceEntry"`
+	Host         string         `json:"host"`
+	// Waypoint is the istio.io/use-waypoint label of the entry, else of its namespace: the egress
+	// waypoint that applies routes and policies for ambient clients; empty for none.
+	Waypoint string `json:"waypoint,omitempty"`
+}
+
+// resolveServiceEntry finds the ServiceEntry visible to namespace ns (exportTo) that takes host:
+// one of its spec.hosts equal to it, or a wildcard "*.example.com" it falls under. istiod matches
+// route hosts against the registry of Services and ServiceEntries alike (istio/istio@86c9f01fd735
+// pilot/pkg/model/push_context.go, ServiceForHostname).
+func resolveServiceEntry(s *mesh.Snapshot, host, ns string) *mesh.IstioConfig {
+	for i := range s.IstioConfig {
+		c := &s.IstioConfig[i]
+		if c.Kind != "ServiceEntry" || c.APIGroup() != mesh.GroupNetworking || !exportedTo(*c, ns) {
+			continue
+		}
+		hosts, _ := c.Spec["hosts"].([]any)
+		for _, h := range hosts {
+			eh, _ := h.(string)
+			if eh == host || (strings.HasPrefix(eh, "*.") && strings.HasSuffix(host, eh[1:])) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// egressWaypoint is the waypoint a ServiceEntry uses: its istio.io/use-waypoint label, else its
+// namespace's ("none" means none).
+func egressWaypoint(s *mesh.Snapshot, c mesh.IstioConfig) string {
+	w, ok := c.Labels[mesh.LabelUseWaypoint]
+	if !ok {
+		for _, n := range s.Namespaces {
+			if n.Name == c.Namespace {
+				w = n.Labels[mesh.LabelUseWaypoint]
+			}
+		}
+	}
+	if w == "none" {
+		return ""
+	}
+	return w
+}
+
 // resolveHost finds the Service a VirtualService or DestinationRule host names: "name" in the
 // object's namespace, "name.ns", "name.ns.svc" or "name.ns.svc.<domain>".
 func resolveHost(s *mesh.Snapshot, host, ns string) *mesh.Service {
@@ -121,6 +177,10 @@ func resolveHost(s *mesh.Snapshot, host, ns string) *mesh.Service {
 func judgeDestinationRule(v *RouteVerdict, m *networkingv1.DestinationRule) {
 	if tp := m.GetTrafficPolicy(); tp != nil {
 		v.TrafficPolicy = true
+		v.TLSOrigination = originatesTLS(tp.GetTls())
+		for _, pl := range tp.GetPortLevelSettings() {
+			v.TLSOrigination = v.TLSOrigination || originatesTLS(pl.GetTls())
+		}
 		if tp.GetTls() != nil {
 			v.Untranslatable = append(v.Untranslatable, "trafficPolicy.tls: between ambient workloads HBONE carries mTLS; a BackendTLSPolicy is the Gateway API form for other TLS")
 		}
@@ -507,4 +567,11 @@ func sortedMapKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// originatesTLS: TLS mode SIMPLE or MUTUAL makes the client's proxy open TLS to the destination
+// (ISTIO_MUTUAL is the mesh's own mTLS, which HBONE carries in ambient).
+func originatesTLS(t *networkingv1.ClientTLSSettings) bool {
+	mode := t.GetMode()
+	return mode == networkingv1.ClientTLSSettings_SIMPLE || mode == networkingv1.ClientTLSSettings_MUTUAL
 }

@@ -137,4 +137,3 @@ func judgeRoute(o mesh.ConfigObject, ns string, services map[string]ServiceWaypo
 	}
 	return plan.Unaffected, "bound to gateways, or to Services a waypoint will serve"
 }
-

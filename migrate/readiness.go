@@ -152,7 +152,7 @@ func Readiness(s *mesh.Snapshot, namespace string, opts ReadinessOptions) (*Repo
 	r.Notes = append(r.Notes, tl.Unchecked...)
 	ambientChangeFindings(s, ns, r, add)
 	if !ns.Ambient() || len(ns.Pods.Sidecar) > 0 {
-		sidecarOnlyConfig(s, namespace, opts.RootNamespace, r.Waypoint.Namespace, add)
+		sidecarOnlyConfig(s, wv, r, namespace, opts.RootNamespace, add)
 	}
 	return finish(r, opts), nil
 }

@@ -37,7 +37,10 @@ var sidecarOnlyKinds = map[string]struct {
 // sidecarOnlyConfig raises CONFIG_APPLIES_ONLY_TO_SIDECARS for every object of sidecarOnlyKinds
 // that applies to the pods of namespace ns by selector or namespace-wide, or mesh-wide from a root
 // namespace, and has no targetRefs.
-func sidecarOnlyConfig(s *mesh.Snapshot, ns, root string, waypoint *WaypointRef, add func(plan.Finding)) {
+// Where a waypoint can carry the kind and policyTargets finds what to attach to, the targetRefs copy
+// is proposed (r.Proposals), as for AuthorizationPolicies.
+func sidecarOnlyConfig(s *mesh.Snapshot, wv *waypointView, r *Report, ns, root string, add func(plan.Finding)) {
+	waypoint := r.Waypoint.Namespace
 	for _, c := range s.IstioConfig {
 		k, ok := sidecarOnlyKinds[c.Kind]
 		if !ok || c.APIGroup() != k.group || hasTargetRefs(c.Spec) {
@@ -78,8 +81,26 @@ func sidecarOnlyConfig(s *mesh.Snapshot, ns, root string, waypoint *WaypointRef,
 				remedy += "; a waypoint's listeners are not a sidecar's, so check the copy's match clauses"
 			}
 		}
-		add(plan.Finding{Code: CodeConfigAppliesOnlyToSidecars, Severity: plan.Waivable, Object: c.Ref(),
-			Message: fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient no proxy applies it to them, and what it sets stops: %s", c.Ref(), scope, ns, k.stops),
+		severity := plan.Waivable
+		message := fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient no proxy applies it to them, and what it sets stops: %s", c.Ref(), scope, ns, k.stops)
+		if c.Kind == "Telemetry" && len(selector) == 0 {
+			// A waypoint applies the Telemetry of its own namespace, of the root namespace and of the
+			// namespace of the Service it serves (pilot/pkg/model/telemetry.go@86c9f01fd735,
+			// applicableTelemetries: namespaceWideTelemetryConfig for svc's namespace): the
+			// namespace's traffic through a waypoint keeps it, no copy is needed.
+			severity = plan.Info
+			message = fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient it applies only where a waypoint serves their traffic (a waypoint applies namespace-wide and mesh-wide Telemetry), and elsewhere what it sets stops: %s", c.Ref(), scope, ns, k.stops)
+			remedy = "nothing to copy: give the Services whose telemetry matters a waypoint (istio.io/use-waypoint), or accept ztunnel's L4 metrics and logs for the others"
+		} else if k.waypoint {
+			prop, notes := configProposal(s, wv, c, ns, selector)
+			if prop != nil {
+				r.Proposals = append(r.Proposals, *prop)
+				remedy = fmt.Sprintf("apply the proposed copy %s (targetRefs in place of the selector) so the waypoint carries it for the traffic it serves; traffic that no waypoint serves keeps none of it", prop.Ref())
+			}
+			r.Notes = append(r.Notes, notes...)
+		}
+		add(plan.Finding{Code: CodeConfigAppliesOnlyToSidecars, Severity: severity, Object: c.Ref(),
+			Message: message,
 			Remedy:  remedy,
 			Details: map[string]string{"kind": c.Kind, "waypointForm": form}})
 	}
@@ -134,4 +155,62 @@ func selectedWorkloads(s *mesh.Snapshot, ns string, selector map[string]string) 
 	}
 	sort.Strings(out)
 	return out
+}
+
+// configProposal writes the targetRefs copy of a sidecar-only object, in namespace ns (a targetRefs
+// policy attaches only to targets of its own namespace: policyattachment.go, ShouldAttachPolicy):
+// its spec without the selector, attached to the namespace's waypoint or to the bound Services
+// that select its workloads (policyTargets).
+func configProposal(s *mesh.Snapshot, wv *waypointView, c mesh.IstioConfig, ns string, selector map[string]string) (*Proposal, []string) {
+	ck, ok := mesh.KnownConfigKind(c.APIGroup(), c.Kind)
+	if !ok {
+		return nil, nil
+	}
+	refs, notes := policyTargets(wv, ns, selector, len(selector) == 0)
+	if len(refs) == 0 {
+		return nil, append(notes, fmt.Sprintf("no waypoint or bound Service to attach a copy of %s to; create a waypoint (or set ReadinessOptions.Waypoint) and label the namespace or Services", c.Ref()))
+	}
+	spec := map[string]any{}
+	for k, v := range c.Spec {
+		if k != "selector" && k != "workloadSelector" && k != "targetRef" {
+			spec[k] = v
+		}
+	}
+	var targets []any
+	for _, r := range refs {
+		t := map[string]any{"kind": r.GetKind(), "name": r.GetName()}
+		if r.GetGroup() != "" {
+			t["group"] = r.GetGroup()
+		}
+		targets = append(targets, t)
+	}
+	spec["targetRefs"] = targets
+	name := configProposalName(s, c.Kind, ns, c.Name)
+	md := map[string]any{"name": name, "namespace": ns, "annotations": map[string]any{annotationReplaces: c.Ref().String()}}
+	if rev := c.Labels[mesh.LabelRev]; rev != "" {
+		md["labels"] = map[string]any{mesh.LabelRev: rev}
+	}
+	if c.Kind == "EnvoyFilter" {
+		notes = append(notes, fmt.Sprintf("the copy of %s keeps its configPatches: a waypoint's listeners and filter chains are not a sidecar's, so check each match clause against the waypoint", c.Ref()))
+	}
+	sort.Strings(notes)
+	return &Proposal{For: c.Ref(), Notes: notes, Object: map[string]any{
+		"apiVersion": ck.Group + "/" + ck.Versions[0], "kind": c.Kind, "metadata": md, "spec": spec}}, nil
+}
+
+// configProposalName picks a name no object of that kind in the namespace has.
+func configProposalName(s *mesh.Snapshot, kind, ns, base string) string {
+	name := base + "-waypoint"
+	for n := 2; ; n++ {
+		taken := false
+		for _, c := range s.IstioConfig {
+			if c.Kind == kind && c.Namespace == ns && c.Name == name {
+				taken = true
+			}
+		}
+		if !taken {
+			return name
+		}
+		name = fmt.Sprintf("%s-waypoint-%d", base, n)
+	}
 }

@@ -2,12 +2,17 @@ package migrate_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	networkingv1alpha3 "istio.io/api/networking/v1alpha3"
+	telemetryv1 "istio.io/api/telemetry/v1"
 
 	"github.com/ambientkit/ambientkit/ambient/io/observe"
 	"github.com/ambientkit/ambientkit/migrate"
@@ -93,4 +98,85 @@ spec: {selector: {matchLabels: {app: api}}, concurrency: 2}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("CONFIG_APPLIES_ONLY_TO_SIDECARS findings (-want +got):\n%s", d)
 	}
+}
+
+// TestTheTargetRefsCopyOfSidecarOnlyConfigIsProposedForTheWaypoint: with the namespace's waypoint
+// named, the EnvoyFilter gets a targetRefs copy in the namespace, attached to the bound Services
+// that select its pods
+// (a valid Istio object: it decodes strictly into its istio.io/api type); the namespace-wide
+// Telemetry, which a waypoint applies itself, and the ProxyConfig, which no waypoint carries, none.
+func TestTheTargetRefsCopyOfSidecarOnlyConfigIsProposedForTheWaypoint(t *testing.T) {
+	base, err := os.ReadFile("testdata/base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := `
+apiVersion: networking.istio.io/v1alpha3
+kind: EnvoyFilter
+metadata: {name: web-only, namespace: checkout}
+spec:
+  workloadSelector: {labels: {app: web}}
+  configPatches: [{applyTo: HTTP_FILTER, match: {context: SIDECAR_INBOUND}, patch: {operation: INSERT_BEFORE, value: {name: envoy.filters.http.lua}}}]
+---
+apiVersion: telemetry.istio.io/v1
+kind: Telemetry
+metadata: {name: namespace-logs, namespace: checkout}
+spec: {accessLogging: [{providers: [{name: envoy}]}]}
+---
+apiVersion: networking.istio.io/v1beta1
+kind: ProxyConfig
+metadata: {name: api-concurrency, namespace: checkout}
+spec: {selector: {matchLabels: {app: api}}, concurrency: 2}
+`
+	s, err := observe.YAML(context.Background(), "proposals", strings.NewReader(string(base)+"\n---\n"+string(ns)+"\n---\n"+objects), observe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := migrate.Readiness(s, "checkout", migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "waypoint"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]any{}
+	for _, p := range r.Proposals {
+		switch p.For.Kind {
+		case "EnvoyFilter", "Telemetry", "ProxyConfig":
+			got[p.For.String()] = p.Object
+		}
+	}
+	if len(got) != 1 || got["EnvoyFilter checkout/web-only"] == nil {
+		t.Fatalf("proposals for %v, want the EnvoyFilter's only (a waypoint applies namespace-wide Telemetry itself; none carries a ProxyConfig)", keys(got))
+	}
+	// A selector's copy attaches to the bound Services that select its workloads; a namespace-wide
+	// object's to the namespace's waypoint.
+	wantTargets := map[string]string{
+		"EnvoyFilter checkout/web-only":     `"targetRefs":[{"kind":"Service","name":"web"}]`,
+		"Telemetry checkout/namespace-logs": `"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"Gateway","name":"waypoint"}]`,
+	}
+	decoders := map[string]proto.Message{"EnvoyFilter checkout/web-only": &networkingv1alpha3.EnvoyFilter{}, "Telemetry checkout/namespace-logs": &telemetryv1.Telemetry{}}
+	for name, obj := range got {
+		spec, _ := json.Marshal(obj["spec"])
+		if err := (protojson.UnmarshalOptions{}).Unmarshal(spec, decoders[name]); err != nil {
+			t.Errorf("the copy of %s is no valid %s: %v\n%s", name, obj["kind"], err, spec)
+		}
+		if strings.Contains(string(spec), "elector") || !strings.Contains(string(spec), wantTargets[name]) {
+			t.Errorf("the copy of %s is not attached to the waypoint by targetRefs alone: %s", name, spec)
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		if md["namespace"] != "checkout" {
+			t.Errorf("the copy of %s is in namespace %v, want checkout", name, md["namespace"])
+		}
+	}
+}
+
+func keys(m map[string]map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -96,7 +96,10 @@ func accounting(s *mesh.Snapshot, ns string, root string, r *Report) *plan.Accou
 				if hasTargetRefs(c.Spec) {
 					return plan.Unaffected, "attached by targetRefs to a gateway, waypoint or Service, whose proxies keep applying it"
 				}
-				return plan.Unaffected, fmt.Sprintf("its selector (%s) matches none of the namespace's workloads", labelList(workloadSelector(c)))
+				if sel := workloadSelector(c); len(sel) > 0 {
+					return plan.Unaffected, fmt.Sprintf("its selector (%s) matches none of the namespace's workloads", labelList(sel))
+				}
+				return plan.Changes, "it applies to every proxy of its namespace (or, from the root namespace, of the mesh), the namespace's sidecars among them; after the move only waypoints can apply it"
 			}
 			return judgeKind(o, ns, services, routeParents[o.Ref()])
 		},

@@ -224,6 +224,11 @@ func classifyPeerAuthentication(v *PolicyVerdict, m *securityv1.PeerAuthenticati
 		}
 		v.Reason = where + ": the migration guide requires no PeerAuthentication DISABLE; ztunnels always speak mTLS to each other"
 		v.Remedy = "switch it to PERMISSIVE (or STRICT) before migrating the namespace"
+	case len(m.GetPortLevelMtls()) > 0 && m.GetSelector() != nil:
+		// istiod turns a workload policy's port-level modes into a ztunnel policy
+		// (istio/istio@86c9f01fd735 pilot/pkg/serviceregistry/ambient/authorization.go,
+		// convertPeerAuthentication), so they keep applying.
+		v.Reason = "mode " + mode + " with port-level modes: istiod converts them for ztunnel, which honours them"
 	default:
 		v.Reason = "mode " + mode + ": ztunnel honours it"
 	}

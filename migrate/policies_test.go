@@ -172,6 +172,8 @@ func TestClassifyOtherPolicies(t *testing.T) {
 		{"mTLS disabled blocks the migration", "PeerAuthentication", `{mtls: {mode: DISABLE}}`, migrate.BlocksMigration},
 		{"mTLS disabled on one port blocks the migration", "PeerAuthentication", `{selector: {matchLabels: {app: a}}, mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: DISABLE}}}`, migrate.BlocksMigration},
 		{"strict mTLS is unaffected", "PeerAuthentication", `{mtls: {mode: STRICT}}`, migrate.Unaffected},
+		{"port-level STRICT and PERMISSIVE modes of a workload policy are unaffected (istiod converts them for ztunnel)", "PeerAuthentication",
+			`{selector: {matchLabels: {app: a}}, mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: PERMISSIVE}, "9090": {mode: STRICT}}}`, migrate.Unaffected},
 		{"a PeerAuthentication with an unknown mode is unknown", "PeerAuthentication", `{mtls: {mode: OFF}}`, migrate.Unknown},
 		{"a RequestAuthentication with a selector is not enforced without a waypoint", "RequestAuthentication", `{selector: {matchLabels: {app: a}}, jwtRules: [{issuer: x}]}`, migrate.NotEnforced},
 		{"a RequestAuthentication with targetRefs needs a waypoint", "RequestAuthentication", `{targetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: wp}], jwtRules: [{issuer: x}]}`, migrate.NeedsWaypoint},

@@ -20,6 +20,12 @@ import (
 // selector, namespace-wide or mesh-wide (root namespace, no selector) applies to them no more.
 // (RequestAuthentication is judged with the security policies, policies.go.)
 
+// envoyFilterOnWaypoints is the first istiod that applies a targetRefs EnvoyFilter to a waypoint:
+// 1.26 disabled it for waypoints (istio/istio#55149) and 1.27.0 enabled it again (2c533b4870d,
+// "revert ambient: disable accidental EnvoyFilter implementation", #56114; tag 1.27.0 is the first
+// that holds it), with targetRefs matching fixed in the same release (001621b0aed, #56476).
+var envoyFilterOnWaypoints = mesh.MustParseVersion("1.27.0")
+
 // sidecarOnlyKinds are the kinds above with what stops and whether a waypoint can carry a copy.
 var sidecarOnlyKinds = map[string]struct {
 	group, stops string
@@ -91,6 +97,9 @@ func sidecarOnlyConfig(s *mesh.Snapshot, wv *waypointView, r *Report, ns, root s
 			severity = plan.Info
 			message = fmt.Sprintf("%s applies to %s through their sidecars; once namespace %s is in ambient it applies only where a waypoint serves their traffic (a waypoint applies namespace-wide and mesh-wide Telemetry), and elsewhere what it sets stops: %s", c.Ref(), scope, ns, k.stops)
 			remedy = "nothing to copy: give the Services whose telemetry matters a waypoint (istio.io/use-waypoint), or accept ztunnel's L4 metrics and logs for the others"
+		} else if vs := s.ControlPlaneVersions(); c.Kind == "EnvoyFilter" && len(vs) > 0 && vs[0].Less(envoyFilterOnWaypoints) {
+			form = "none"
+			remedy = fmt.Sprintf("istiod %s applies no EnvoyFilter to a waypoint: upgrade istiod to %s or later, where a copy with targetRefs to the waypoint (or the Services) carries it, or keep the workloads on sidecars (pod label istio.io/dataplane-mode=none)", vs[0], envoyFilterOnWaypoints.MinorString())
 		} else if k.waypoint {
 			prop, notes := configProposal(s, wv, c, ns, selector)
 			if prop != nil {

@@ -15,6 +15,7 @@ import (
 	telemetryv1 "istio.io/api/telemetry/v1"
 
 	"github.com/ambientkit/ambientkit/ambient/io/observe"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/migrate"
 )
 
@@ -179,4 +180,46 @@ func keys(m map[string]map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestAnEnvoyFilterGetsNoWaypointCopyFromAnIstiodThatAppliesNoneToWaypoints: before 1.27 istiod
+// applies no EnvoyFilter to a waypoint, so the finding says to upgrade first and nothing is proposed.
+func TestAnEnvoyFilterGetsNoWaypointCopyFromAnIstiodThatAppliesNoneToWaypoints(t *testing.T) {
+	base, err := os.ReadFile("testdata/base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter := "apiVersion: networking.istio.io/v1alpha3\nkind: EnvoyFilter\nmetadata: {name: web-only, namespace: checkout}\nspec: {workloadSelector: {labels: {app: web}}}\n"
+	s, err := observe.YAML(context.Background(), "old", strings.NewReader(string(base)+"\n---\n"+string(ns)+"\n---\n"+filter), observe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range s.Revisions {
+		s.Revisions[i].Version = mesh.MustParseVersion("1.26.3")
+	}
+	r, err := migrate.Readiness(s, "checkout", migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "waypoint"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Proposals {
+		if p.For.Kind == "EnvoyFilter" {
+			t.Errorf("a copy of %s is proposed for istiod 1.26, which applies no EnvoyFilter to waypoints", p.For)
+		}
+	}
+	found := false
+	for _, f := range r.Findings {
+		if f.Code == migrate.CodeConfigAppliesOnlyToSidecars && f.Object.Name == "web-only" {
+			found = true
+			if f.Details["waypointForm"] != "none" || !strings.Contains(f.Remedy, "1.27") {
+				t.Errorf("finding %+v: want waypointForm none and a remedy naming 1.27", f)
+			}
+		}
+	}
+	if !found {
+		t.Error("the EnvoyFilter is not named")
+	}
 }

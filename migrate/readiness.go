@@ -238,10 +238,10 @@ func routesToServiceEntries(r *Report, ns string, add func(plan.Finding)) {
 				what = "its traffic policy (load balancing, connection pool, outlier detection)"
 			}
 			if v.TLSOrigination {
-				what = "its TLS origination: the sidecar opened TLS to the host, ztunnel sends what the application sends (plain text where it relied on the sidecar)"
+				what = "its TLS origination (the sidecar opened TLS to the host; ztunnel sends what the application sends, plain text where it relied on the sidecar)"
 			}
 			add(plan.Finding{Code: CodeRouteNeedsEgressWaypoint, Severity: plan.Waivable, Object: v.Route, Related: []mesh.ObjectRef{se.ServiceEntry},
-				Message: fmt.Sprintf("%s acts on host %s of %s, which has no waypoint; the pods of namespace %s applied it in their sidecars, and once they are in ambient nothing does, so %s stops",
+				Message: fmt.Sprintf("%s acts on host %s of %s, which has no waypoint; the pods of namespace %s applied it in their sidecars, and once they are in ambient nothing does: %s stops",
 					v.Route, se.Host, se.ServiceEntry, ns, what),
 				Remedy:  fmt.Sprintf("bind %s to an egress waypoint (label istio.io/use-waypoint) and attach the rules there before the move, or keep the workloads that call %s on sidecars", se.ServiceEntry, se.Host),
 				Details: map[string]string{"host": se.Host, "tlsOrigination": fmt.Sprint(v.TLSOrigination)}})

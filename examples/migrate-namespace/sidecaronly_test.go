@@ -55,6 +55,26 @@ metadata: {name: vms, namespace: shop}
 spec:
   template: {serviceAccount: vm}
 `,
+	"serviceentries.networking.istio.io.yaml": `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: stripe, namespace: shop}
+spec: {hosts: [api.stripe.com], ports: [{number: 443, name: https, protocol: TLS}], resolution: DNS}
+`,
+	"destinationrules.networking.istio.io.yaml": `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: stripe-tls, namespace: shop}
+spec: {host: api.stripe.com, trafficPolicy: {tls: {mode: SIMPLE}}}
+`,
+	"peerauthentications.security.istio.io.yaml": `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: web-ports, namespace: shop}
+spec: {selector: {matchLabels: {app: web}}, mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: PERMISSIVE}}}
+`,
+	"requestauthentications.security.istio.io.yaml": `apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: web-jwt, namespace: shop}
+spec: {selector: {matchLabels: {app: web}}, jwtRules: [{issuer: "https://issuer.example"}]}
+`,
 	"meshfirewalls.security.istio.io.yaml": `apiVersion: security.istio.io/v1alpha1
 kind: MeshFirewall
 metadata: {name: shop-edge, namespace: shop}
@@ -63,9 +83,11 @@ spec: {rules: []}
 }
 
 // TestAMigrationNamesEveryObjectThatActsOnlyThroughSidecarsAndEveryKindItDoesNotKnow runs the
-// example on a dump as a user would: the Sidecar (m06's), EnvoyFilter, WasmPlugin, Telemetry and
-// ProxyConfig each get the finding that they stop applying; the TrafficExtension attached by
-// targetRefs is unaffected; the WorkloadGroup (a kind the migration does not model) and the
+// example on a dump as a user would: the Sidecar (m06's), EnvoyFilter, WasmPlugin, Telemetry,
+// ProxyConfig, the RequestAuthentication and the DestinationRule that originates TLS to a
+// ServiceEntry host each get the finding that they stop applying; the TrafficExtension attached by
+// targetRefs, the port-level PeerAuthentication (istiod converts it for ztunnel) and the
+// ServiceEntry are unaffected; the WorkloadGroup (a kind the migration does not model) and the
 // MeshFirewall (a kind nobody here has heard of) are named as not assessed.
 func TestAMigrationNamesEveryObjectThatActsOnlyThroughSidecarsAndEveryKindItDoesNotKnow(t *testing.T) {
 	dir := t.TempDir()
@@ -102,6 +124,10 @@ func TestAMigrationNamesEveryObjectThatActsOnlyThroughSidecarsAndEveryKindItDoes
 		{"changes", "Telemetry.telemetry.istio.io", "shop/web-logs", "CONFIG_APPLIES_ONLY_TO_SIDECARS"},
 		{"changes", "ProxyConfig.networking.istio.io", "shop/web-concurrency", "CONFIG_APPLIES_ONLY_TO_SIDECARS"},
 		{"unaffected", "TrafficExtension.extensions.istio.io", "shop/web-headers", ""},
+		{"changes", "DestinationRule.networking.istio.io", "shop/stripe-tls", "ROUTE_NEEDS_EGRESS_WAYPOINT"},
+		{"changes", "RequestAuthentication.security.istio.io", "shop/web-jwt", "POLICY_NOT_ENFORCED_WITHOUT_WAYPOINT"},
+		{"unaffected", "PeerAuthentication.security.istio.io", "shop/web-ports", ""},
+		{"unaffected", "ServiceEntry.networking.istio.io", "shop/stripe", ""},
 		{"not-assessed", "WorkloadGroup.networking.istio.io", "shop/vms", ""},
 		{"not-assessed", "MeshFirewall.security.istio.io", "shop/shop-edge", ""},
 	} {

@@ -46,9 +46,10 @@ type Accounting struct {
 	// InScope reports whether the operation concerns an object. An object a finding of the plan
 	// names (as Object or Related) is in scope whatever InScope says.
 	InScope func(mesh.ConfigObject) bool
-	// Judge gives the planner's outcome and reason for an object. A finding about the object that
-	// is not Info makes an Unaffected outcome Changes, with the first such finding's message as the
-	// reason; a NotAssessed one stays so, with the findings' codes.
+	// Judge gives the planner's outcome and reason for an object. A finding about the object (its
+	// Object, not a Related one) that is not Info makes an Unaffected outcome Changes, with the
+	// first such finding's message as the reason; a NotAssessed one stays so. Every finding naming
+	// the object, Related ones too, lists its code.
 	Judge func(mesh.ConfigObject) (Outcome, string)
 	// Unread are the resources of mesh.ConfigGroups the input lacked (mesh.Observation.Unread):
 	// each gets a NotAssessed verdict for its whole kind.
@@ -65,9 +66,9 @@ func account(p *Plan, a *Accounting) {
 	for _, f := range p.Findings {
 		for _, r := range append([]mesh.ObjectRef{f.Object}, f.Related...) {
 			codes[r] = append(codes[r], f.Code)
-			if _, ok := changing[r]; !ok && f.Severity != Info {
-				changing[r] = f.Message
-			}
+		}
+		if _, ok := changing[f.Object]; !ok && f.Severity != Info {
+			changing[f.Object] = f.Message
 		}
 	}
 	seen := map[mesh.ConfigObject]bool{}

@@ -1,15 +1,11 @@
 package migrate_test
 
 import (
-	"context"
-	"os"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ambientkit/ambientkit/ambient/io/observe"
 	"github.com/ambientkit/ambientkit/migrate"
 )
 
@@ -50,18 +46,7 @@ kind: DestinationRule
 metadata: {name: nowhere, namespace: checkout}
 spec: {host: db.internal.example, trafficPolicy: {loadBalancer: {simple: ROUND_ROBIN}}}
 `
-	base, err := os.ReadFile("testdata/base.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := observe.YAML(context.Background(), "egress", strings.NewReader(string(base)+"\n---\n"+string(ns)+"\n---\n"+objects), observe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := checkoutWith(t, objects)
 	r, err := migrate.Readiness(s, "checkout", migrate.ReadinessOptions{})
 	if err != nil {
 		t.Fatal(err)

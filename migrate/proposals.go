@@ -102,19 +102,23 @@ func selectsSameWorkloads(s *mesh.Snapshot, svc mesh.Service, selector map[strin
 
 // proposalName picks a name no policy of that kind in the namespace has.
 func proposalName(s *mesh.Snapshot, kind, ns, base string) string {
-	name := base + "-waypoint"
-	for n := 2; ; n++ {
-		taken := false
+	return freeName(base, func(name string) bool {
 		for _, p := range s.Policies {
 			if p.Kind == kind && p.Namespace == ns && p.Name == name {
-				taken = true
+				return true
 			}
 		}
-		if !taken {
-			return name
-		}
+		return false
+	})
+}
+
+// freeName is base-waypoint, else base-waypoint-2, -3, ...: the first that taken refuses.
+func freeName(base string, taken func(string) bool) string {
+	name := base + "-waypoint"
+	for n := 2; taken(name); n++ {
 		name = fmt.Sprintf("%s-waypoint-%d", base, n)
 	}
+	return name
 }
 
 // securityProposal writes the targetRefs copy of an AuthorizationPolicy or RequestAuthentication:

@@ -209,17 +209,12 @@ func configProposal(s *mesh.Snapshot, wv *waypointView, c mesh.IstioConfig, ns s
 
 // configProposalName picks a name no object of that kind in the namespace has.
 func configProposalName(s *mesh.Snapshot, kind, ns, base string) string {
-	name := base + "-waypoint"
-	for n := 2; ; n++ {
-		taken := false
+	return freeName(base, func(name string) bool {
 		for _, c := range s.IstioConfig {
 			if c.Kind == kind && c.Namespace == ns && c.Name == name {
-				taken = true
+				return true
 			}
 		}
-		if !taken {
-			return name
-		}
-		name = fmt.Sprintf("%s-waypoint-%d", base, n)
-	}
+		return false
+	})
 }

@@ -65,19 +65,7 @@ kind: ProxyConfig
 metadata: {name: api-concurrency, namespace: checkout}
 spec: {selector: {matchLabels: {app: api}}, concurrency: 2}
 `
-	base, err := os.ReadFile("testdata/base.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := string(base) + "\n---\n" + string(ns) + "\n---\n" + objects
-	s, err := observe.YAML(context.Background(), "sidecar-only", strings.NewReader(in), observe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := checkoutWith(t, objects)
 	r, err := migrate.Readiness(s, "checkout", migrate.ReadinessOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -107,14 +95,6 @@ spec: {selector: {matchLabels: {app: api}}, concurrency: 2}
 // (a valid Istio object: it decodes strictly into its istio.io/api type); the namespace-wide
 // Telemetry, which a waypoint applies itself, and the ProxyConfig, which no waypoint carries, none.
 func TestTheTargetRefsCopyOfSidecarOnlyConfigIsProposedForTheWaypoint(t *testing.T) {
-	base, err := os.ReadFile("testdata/base.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	objects := `
 apiVersion: networking.istio.io/v1alpha3
 kind: EnvoyFilter
@@ -133,10 +113,7 @@ kind: ProxyConfig
 metadata: {name: api-concurrency, namespace: checkout}
 spec: {selector: {matchLabels: {app: api}}, concurrency: 2}
 `
-	s, err := observe.YAML(context.Background(), "proposals", strings.NewReader(string(base)+"\n---\n"+string(ns)+"\n---\n"+objects), observe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := checkoutWith(t, objects)
 	r, err := migrate.Readiness(s, "checkout", migrate.ReadinessOptions{Waypoint: &migrate.WaypointRef{Name: "waypoint"}})
 	if err != nil {
 		t.Fatal(err)
@@ -185,19 +162,8 @@ func keys(m map[string]map[string]any) []string {
 // TestAnEnvoyFilterGetsNoWaypointCopyFromAnIstiodThatAppliesNoneToWaypoints: before 1.27 istiod
 // applies no EnvoyFilter to a waypoint, so the finding says to upgrade first and nothing is proposed.
 func TestAnEnvoyFilterGetsNoWaypointCopyFromAnIstiodThatAppliesNoneToWaypoints(t *testing.T) {
-	base, err := os.ReadFile("testdata/base.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := os.ReadFile("testdata/migrate/checkout.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	filter := "apiVersion: networking.istio.io/v1alpha3\nkind: EnvoyFilter\nmetadata: {name: web-only, namespace: checkout}\nspec: {workloadSelector: {labels: {app: web}}}\n"
-	s, err := observe.YAML(context.Background(), "old", strings.NewReader(string(base)+"\n---\n"+string(ns)+"\n---\n"+filter), observe.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := checkoutWith(t, filter)
 	for i := range s.Revisions {
 		s.Revisions[i].Version = mesh.MustParseVersion("1.26.3")
 	}
@@ -222,4 +188,24 @@ func TestAnEnvoyFilterGetsNoWaypointCopyFromAnIstiodThatAppliesNoneToWaypoints(t
 	if !found {
 		t.Error("the EnvoyFilter is not named")
 	}
+}
+
+// checkoutWith observes testdata/base.yaml and the checkout namespace with objects added.
+func checkoutWith(t *testing.T, objects string) *mesh.Snapshot {
+	t.Helper()
+	var in strings.Builder
+	for _, f := range []string{"testdata/base.yaml", "testdata/migrate/checkout.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(b)
+		in.WriteString("\n---\n")
+	}
+	in.WriteString(objects)
+	s, err := observe.YAML(context.Background(), "checkout+objects", strings.NewReader(in.String()), observe.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -122,9 +122,11 @@ func (x *bg) moveWorkloads() {
 		}
 	}
 	drains := map[string]steps.DrainNode{}
-	for _, d := range x.b.DrainOrder(x.s, ix, x.order(ix), x.s.AmbientNodes()) {
+	order := x.b.DrainOrder(x.s, ix, x.order(ix), x.s.AmbientNodes())
+	for _, d := range order {
 		drains[d.Node.Name] = d
 	}
+	x.b.GraceBeyondTimeout(ix, order, x.drainSeconds(), "BlueGreen.DrainTimeout", x.g.Jobs == "" || x.g.Jobs == JobsWait)
 	x.capacityReport(waves)
 	before := []string{x.b.Last()}
 	for i, w := range waves {

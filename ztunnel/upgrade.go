@@ -207,6 +207,7 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 		nodes = append(nodes, n)
 	}
 	order := b.DrainOrder(s, ix, nodes, s.AmbientNodes())
+	b.GraceBeyondTimeout(ix, order, nbn.drainSeconds(), "NodeByNode.DrainTimeout", false)
 	batch := nbn.batch()
 	base := idBase(s, z, opts.IDPrefix)
 	note := resetNote(z)

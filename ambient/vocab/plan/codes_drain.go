@@ -12,9 +12,14 @@ const (
 	// nodes, Related the workloads. Some waves hold fewer nodes than the batch size, so that no
 	// wave cordons every node the pods it evicts can move to.
 	CodeWaveKeepsRoomForEvictedPods Code = "WAVE_KEEPS_ROOM_FOR_EVICTED_PODS"
+	// CodeDrainTimeoutBelowGracePeriod details: grace (the workload's terminationGracePeriodSeconds,
+	// 30 when unset), timeout (the plan's drain timeout), needed (the timeout the plan would need),
+	// nodes (how many of the plan's drains evict its pods). Object is the workload.
+	CodeDrainTimeoutBelowGracePeriod Code = "DRAIN_TIMEOUT_BELOW_GRACE_PERIOD"
 )
 
 func init() {
 	codeHelp[CodeDrainLosesEmptyDirData] = "a node drain evicts pods with emptyDir volumes, whose data is deleted with them"
+	codeHelp[CodeDrainTimeoutBelowGracePeriod] = "a workload's pods may take longer to terminate than the plan's drain timeout, so its drains time out with pods still terminating"
 	codeHelp[CodeWaveKeepsRoomForEvictedPods] = "a wave holds fewer nodes than the batch size, so that the pods it evicts keep a schedulable node of their pool to move to"
 }

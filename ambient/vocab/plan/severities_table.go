@@ -106,6 +106,7 @@ var codeSeverities = map[Code]severities{
 	CodeBlueGreenPriorityClassQuota:         {Info},
 	CodeControlPlaneVersionsMixed:           {Info},
 	CodeDrainLosesEmptyDirData:              {Info},
+	CodeDrainTimeoutBelowGracePeriod:        {Waivable},
 	CodeEndOfLifeNotChecked:                 {Info},
 	CodeEndOfLifeUnknown:                    {Info},
 	CodeKubernetesUnsupportedByCurrent:      {Info},

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
@@ -256,6 +257,53 @@ func LocalStorageApproval(id string, lost []string) plan.Step {
 		Description: fmt.Sprintf("approve losing the emptyDir data of the %d pod(s) the plan's drains evict", len(lost)),
 		Reason:      "a drain deletes emptyDir volumes with their pods (kubectl drain --delete-emptydir-data); the data is not moved",
 		Approval:    &plan.Approval{Message: "these pods lose their emptyDir data when their node is drained: " + strings.Join(lost, ", ")}}
+}
+
+// GraceBeyondTimeout raises DRAIN_TIMEOUT_BELOW_GRACE_PERIOD for each workload the drains of nodes
+// evict whose pods may take longer to terminate than the drain timeout (terminationGracePeriodSeconds,
+// 30 when unset: k8s.io/api@v0.37.2 core/v1 DefaultTerminationGracePeriodSeconds): an eviction waits
+// up to the grace period for the pod to go, so such a drain times out with the pod terminating.
+// option names the caller's option that sets the timeout, for the remedy; keepJobs leaves out the
+// pods of Jobs, which drains that wait for Jobs do not evict.
+func (b *Builder) GraceBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64, option string, keepJobs bool) {
+	type hit struct {
+		w     *mesh.Workload
+		grace int64
+		nodes int
+	}
+	var hits []*hit
+	seen := map[*mesh.Workload]*hit{}
+	for _, d := range nodes {
+		for _, w := range ix.On(d.Node.Name) {
+			if w.Kind == "DaemonSet" || keepJobs && (w.Kind == "Job" || w.Kind == "CronJob") {
+				continue
+			}
+			grace := w.TerminationGracePeriodSeconds
+			if grace == 0 {
+				grace = 30
+			}
+			if grace <= timeout {
+				continue
+			}
+			h := seen[w]
+			if h == nil {
+				h = &hit{w: w, grace: grace}
+				seen[w] = h
+				hits = append(hits, h)
+			}
+			h.nodes++
+		}
+	}
+	for _, h := range hits {
+		needed := h.grace + 60
+		opt := plan.RemedyOption{Option: option, Value: (time.Duration(needed) * time.Second).String()}
+		b.Finding(plan.Finding{Code: plan.CodeDrainTimeoutBelowGracePeriod, Severity: plan.Waivable, Object: h.w.Ref(),
+			Message: fmt.Sprintf("the pods of %s may take %ds to terminate (terminationGracePeriodSeconds), longer than the plan's drain timeout of %ds: each of the %d drain(s) that evicts one times out with the pod still terminating",
+				h.w.Ref(), h.grace, timeout, h.nodes),
+			Remedy:        fmt.Sprintf("give the drains at least the grace period and a minute (%s), or shorten the workload's grace period", opt.Text()),
+			RemedyOptions: []plan.RemedyOption{opt},
+			Details:       map[string]string{"grace": fmt.Sprint(h.grace), "timeout": fmt.Sprint(timeout), "needed": fmt.Sprint(needed), "nodes": fmt.Sprint(h.nodes)}})
+	}
 }
 
 // DrainStep is the step that drains d.Node through the Eviction API, bounded by timeout seconds, with

@@ -114,6 +114,8 @@ var flagsOf = map[string]func(value string) (flag, text string){
 	"ReadinessOptions.Waypoint":  func(string) (string, string) { return "waypoint", "--waypoint NAME" },
 	"BlueGreen.LocalStorage":     func(v string) (string, string) { return "local-storage", "--local-storage " + v },
 	"BlueGreen.Jobs":             func(v string) (string, string) { return "jobs", "--jobs " + v },
+	"BlueGreen.DrainTimeout":     func(v string) (string, string) { return "drain-timeout", "--drain-timeout " + v },
+	"NodeByNode.DrainTimeout":    func(v string) (string, string) { return "drain-timeout", "--drain-timeout " + v },
 	"releases.LoadFile":          func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"releases.LoadHelmIndexFile": func(string) (string, string) { return "chart-index", "--chart-index FILE" },
 	"Today":                      func(string) (string, string) { return "today", "--today YYYY-MM-DD" },

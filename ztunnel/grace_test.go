@@ -1,0 +1,54 @@
+package ztunnel_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
+	"github.com/ambientkit/ambientkit/ambient/vocab/mesh/meshtest"
+	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/ztunnel"
+)
+
+// TestADrainTimeoutShorterThanAGracePeriodIsNamedWithTheTimeoutThePlanWouldNeed: a workload whose
+// pods may take 30 minutes to terminate is named against a 10-minute drain timeout, with the
+// timeout that would do (grace and a minute) as the remedy's option value; a timeout that long, or
+// the default grace period, raises nothing.
+func TestADrainTimeoutShorterThanAGracePeriodIsNamedWithTheTimeoutThePlanWouldNeed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		grace   int64
+		timeout time.Duration
+		want    string // the remedy option's text; "" for no finding
+	}{
+		{"a 30-minute grace period against the default timeout", 1800, 0, "NodeByNode.DrainTimeout: 31m0s"},
+		{"a 30-minute grace period against a 40-minute timeout", 1800, 40 * time.Minute, ""},
+		{"the default grace period against a 10-second timeout", 0, 10 * time.Second, "NodeByNode.DrainTimeout: 1m30s"},
+		{"the default grace period against the default timeout", 0, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 4)
+			s.Workloads = []mesh.Workload{{Namespace: "data", Kind: "StatefulSet", Name: "kafka", Labels: map[string]string{"app": "kafka"}, Pods: 2, Ready: 2,
+				Mode: mesh.ModeAmbient, Nodes: []string{"general-0", "general-2"}, TerminationGracePeriodSeconds: tc.grace}}
+			s.Normalize()
+			p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Strategy: ztunnel.NodeByNode{DrainTimeout: tc.timeout}}, nil)
+			var got []plan.Finding
+			for _, f := range p.Findings {
+				if f.Code == plan.CodeDrainTimeoutBelowGracePeriod {
+					got = append(got, f)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("unexpected finding: %+v", got)
+			case tc.want != "" && len(got) != 1:
+				t.Fatalf("%d findings, want one on StatefulSet data/kafka", len(got))
+			case tc.want != "":
+				f := got[0]
+				if f.Object.Name != "kafka" || f.Details["nodes"] != "2" || len(f.RemedyOptions) != 1 || f.RemedyOptions[0].Text() != tc.want {
+					t.Errorf("finding %+v, want it on kafka, 2 drains, remedy option %q", f, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -52,3 +52,40 @@ func TestADrainTimeoutShorterThanAGracePeriodIsNamedWithTheTimeoutThePlanWouldNe
 		})
 	}
 }
+
+// TestABudgetThatCanNeverAllowAnEvictionSaysSoAndThatScalingUpDoesNotHelp: maxUnavailable 0 and
+// minAvailable equal to the pods are marked never; a budget at 0 only for now (one pod down) is not.
+func TestABudgetThatCanNeverAllowAnEvictionSaysSoAndThatScalingUpDoesNotHelp(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		minAvailable, maxUnav  string
+		healthy, desired, pods int32
+		never                  bool
+	}{
+		{"maxUnavailable 0", "", "0", 3, 3, 3, true},
+		{"minAvailable equal to the pods", "3", "", 3, 3, 3, true},
+		{"minAvailable 2 of 3 with one pod down", "2", "", 2, 2, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := meshtest.Healthy("1.30.3", 4)
+			s.Workloads = []mesh.Workload{{Namespace: "shop", Kind: "Deployment", Name: "api", Labels: map[string]string{"app": "api"}, Pods: 3, Ready: int(tc.healthy),
+				Mode: mesh.ModeAmbient, Nodes: []string{"general-0", "general-2"}}}
+			s.PodDisruptionBudgets = []mesh.PodDisruptionBudget{{Namespace: "shop", Name: "api", Selector: &mesh.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+				MinAvailable: tc.minAvailable, MaxUnavailable: tc.maxUnav, CurrentHealthy: tc.healthy, DesiredHealthy: tc.desired, ExpectedPods: tc.pods}}
+			s.Normalize()
+			p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Strategy: ztunnel.NodeByNode{}}, nil)
+			var f *plan.Finding
+			for i := range p.Findings {
+				if p.Findings[i].Code == plan.CodePDBBlocksDrain {
+					f = &p.Findings[i]
+				}
+			}
+			if f == nil {
+				t.Fatal("no PDB_BLOCKS_DRAIN")
+			}
+			if got := f.Details["never"] == "true"; got != tc.never {
+				t.Errorf("never = %v, want %v: %s / %s", got, tc.never, f.Message, f.Remedy)
+			}
+		})
+	}
+}

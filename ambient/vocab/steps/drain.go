@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -219,6 +220,28 @@ func (b *Builder) blockedBy(bud mesh.PodDisruptionBudget, node string, w mesh.Ob
 	}
 	f.Message = fmt.Sprintf("%s allows 0 disruptions (%d healthy, %d desired); draining %s will wait on %s",
 		bud.Ref(), bud.CurrentHealthy, bud.DesiredHealthy, which, strings.Join(covers, ", "))
+	if why := neverAllows(bud); why != "" {
+		f.Details["never"] = "true"
+		f.Message += "; with " + why + " it never allows one, however many pods run, so the drain can only time out"
+		f.Remedy = "relax the budget before the drain (scaling the workload up does not help), or waive and let the drain time out and report"
+	}
+}
+
+// neverAllows says why a budget can never allow an eviction, "" when it can: maxUnavailable 0
+// (or 0%), or minAvailable 100% or at least the pods it expects (k8s.io/kubernetes@v1.37.2
+// pkg/controller/disruption: disruptionsAllowed = currentHealthy - desiredHealthy, and desiredHealthy
+// is expectedCount for such a minAvailable).
+func neverAllows(bud mesh.PodDisruptionBudget) string {
+	switch {
+	case bud.MaxUnavailable == "0" || bud.MaxUnavailable == "0%":
+		return "maxUnavailable " + bud.MaxUnavailable
+	case bud.MinAvailable == "100%":
+		return "minAvailable 100%"
+	}
+	if n, err := strconv.Atoi(bud.MinAvailable); err == nil && bud.ExpectedPods > 0 && int32(n) >= bud.ExpectedPods {
+		return fmt.Sprintf("minAvailable %d of %d pods", n, bud.ExpectedPods)
+	}
+	return ""
 }
 
 // budgetFinding returns the plan's PDB_BLOCKS_DRAIN finding of the budget, adding it first.

@@ -53,26 +53,20 @@ func sidecarOnlyConfig(s *mesh.Snapshot, wv *waypointView, r *Report, ns, root s
 			continue
 		}
 		selector := workloadSelector(c)
-		var scope string
-		switch {
-		case c.Namespace == ns && len(selector) == 0:
-			scope = "every pod of namespace " + ns
-		case c.Namespace == ns:
-			matched := selectedWorkloads(s, ns, selector)
-			if len(matched) == 0 {
-				continue // selects no workload of the namespace
-			}
-			scope = strings.Join(matched, ", ")
-		case isRootNamespace(s, root, c.Namespace) && len(selector) == 0:
-			scope = "every proxy of the mesh, the pods of namespace " + ns + " among them"
-		case isRootNamespace(s, root, c.Namespace):
-			matched := selectedWorkloads(s, ns, selector)
-			if len(matched) == 0 {
-				continue
-			}
-			scope = strings.Join(matched, ", ")
-		default:
+		inNamespace := c.Namespace == ns
+		if !inNamespace && !isRootNamespace(s, root, c.Namespace) {
 			continue
+		}
+		var scope string
+		switch matched := selectedWorkloads(s, ns, selector); {
+		case len(selector) == 0 && inNamespace:
+			scope = "every pod of namespace " + ns
+		case len(selector) == 0:
+			scope = "every proxy of the mesh, the pods of namespace " + ns + " among them"
+		case len(matched) == 0:
+			continue // selects no workload of the namespace
+		default:
+			scope = strings.Join(matched, ", ")
 		}
 		remedy := fmt.Sprintf("ambient has no equivalent for the pods: nothing reads a %s for them after the move; move what it sets elsewhere, or keep the workloads on sidecars (pod label istio.io/dataplane-mode=none)", c.Kind)
 		form := "none"
@@ -151,14 +145,7 @@ func selectedWorkloads(s *mesh.Snapshot, ns string, selector map[string]string) 
 		if w.Namespace != ns || w.GatewayName != "" {
 			continue
 		}
-		match := true
-		for k, v := range selector {
-			if w.Labels[k] != v {
-				match = false
-				break
-			}
-		}
-		if match {
+		if subset(selector, w.Labels) {
 			out = append(out, w.Ref().String())
 		}
 	}

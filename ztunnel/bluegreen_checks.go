@@ -173,10 +173,7 @@ func (x *bg) connectionReport() {
 			if w.Kind != "StatefulSet" && w.Kind != "Job" && w.Kind != "CronJob" {
 				continue
 			}
-			g := w.TerminationGracePeriodSeconds
-			if g == 0 {
-				g = 30
-			}
+			g := w.TerminationSeconds()
 			nodeLongest = max(nodeLongest, g)
 			held = append(held, fmt.Sprintf("%s (grace %ds)", w.Ref(), g))
 		}

@@ -126,7 +126,11 @@ func (x *bg) moveWorkloads() {
 	for _, d := range order {
 		drains[d.Node.Name] = d
 	}
-	x.b.GraceBeyondTimeout(ix, order, x.drainSeconds(), "BlueGreen.DrainTimeout", x.g.Jobs == "" || x.g.Jobs == JobsWait)
+	keepJobs := x.g.Jobs == "" || x.g.Jobs == JobsWait
+	x.b.GraceBeyondTimeout(ix, order, x.drainSeconds(), "BlueGreen.DrainTimeout", keepJobs)
+	if keepJobs {
+		x.b.JobsBeyondTimeout(ix, order, x.drainSeconds(), "BlueGreen.DrainTimeout", "BlueGreen.Jobs")
+	}
 	x.capacityReport(waves)
 	before := []string{x.b.Last()}
 	for i, w := range waves {

@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,9 +93,11 @@ type builder struct {
 	helmRecords []helmRecord
 
 	cronJobOf map[string]string // namespace/job → CronJob name
-	workloads map[workloadKey]*workloadAgg
-	podNS     map[string]*namespaceAgg
-	nodePods  map[string][]mesh.NodePod // namespace/daemonset → pods
+	// jobDeadline is each Job's spec.activeDeadlineSeconds (0: none), by namespace/name.
+	jobDeadline map[string]int64
+	workloads   map[workloadKey]*workloadAgg
+	podNS       map[string]*namespaceAgg
+	nodePods    map[string][]mesh.NodePod // namespace/daemonset → pods
 
 	mig migrationParts // Services and telemetry for namespace migration (migration.go)
 	net networkParts   // NetworkPolicies, routes, Istio config and more fields of read kinds (network.go)
@@ -108,6 +111,7 @@ func newBuilder() *builder {
 		read:        map[string]bool{},
 		releases:    map[releaseKey]*releaseRef{},
 		cronJobOf:   map[string]string{},
+		jobDeadline: map[string]int64{},
 		workloads:   map[workloadKey]*workloadAgg{},
 		podNS:       map[string]*namespaceAgg{},
 		nodePods:    map[string][]mesh.NodePod{},
@@ -649,6 +653,9 @@ func (b *builder) addPodDisruptionBudget(p *policyv1.PodDisruptionBudget) {
 		DesiredHealthy:     p.Status.DesiredHealthy,
 		ExpectedPods:       p.Status.ExpectedPods,
 	}
+	if u := p.Spec.UnhealthyPodEvictionPolicy; u != nil {
+		pdb.UnhealthyPodEvictionPolicy = string(*u)
+	}
 	if sel := p.Spec.Selector; sel != nil {
 		pdb.Selector = &mesh.LabelSelector{MatchLabels: copyMap(sel.MatchLabels)}
 		for _, e := range sel.MatchExpressions {
@@ -715,7 +722,12 @@ func (b *builder) addObject(k *kind, o runtime.Object) error {
 
 // addJob remembers Jobs a CronJob created (named <cronjob>-<digits>), so their pods are summarised
 // under the CronJob.
-func (b *builder) addJob(m *metav1.PartialObjectMetadata) {
+func (b *builder) addJob(m *batchv1.Job) {
+	d := int64(0)
+	if m.Spec.ActiveDeadlineSeconds != nil {
+		d = *m.Spec.ActiveDeadlineSeconds
+	}
+	b.jobDeadline[m.Namespace+"/"+m.Name] = d
 	for _, o := range m.OwnerReferences {
 		if o.Kind != "CronJob" {
 			continue

@@ -162,6 +162,7 @@ func (b *builder) finishWorkloads(s *mesh.Snapshot) {
 	for _, k := range keys {
 		w := b.workloads[k]
 		if k.kind == "Job" {
+			b.boundJob(w, k)
 			if cj, ok := b.cronJobOf[k.namespace+"/"+k.name]; ok {
 				k = workloadKey{k.namespace, "CronJob", cj}
 			}
@@ -175,6 +176,27 @@ func (b *builder) finishWorkloads(s *mesh.Snapshot) {
 	}
 	for _, k := range order {
 		s.Workloads = append(s.Workloads, merged[k].workload(k))
+	}
+}
+
+// boundJob sets how long the pods of one Job may run: the shorter of the Job's and the pods' own
+// activeDeadlineSeconds, unbounded when neither is set (or the Job was not read and its pods set
+// none).
+func (b *builder) boundJob(w *workloadAgg, k workloadKey) {
+	job, read := b.jobDeadline[k.namespace+"/"+k.name]
+	pods := w.podDeadline
+	if w.podNoDeadline {
+		pods = 0
+	}
+	switch {
+	case read && job > 0 && pods > 0:
+		w.deadline = min(job, pods)
+	case read && job > 0:
+		w.deadline = job
+	case pods > 0:
+		w.deadline = pods
+	default:
+		w.unbounded = true
 	}
 }
 

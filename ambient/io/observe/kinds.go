@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -121,7 +122,9 @@ var kinds = []kind{
 		add: typedAdd((*builder).addDeployment)},
 	{plural: "daemonsets", group: "apps", kind: "DaemonSet", versions: []string{"v1"}, newList: func() client.ObjectList { return &appsv1.DaemonSetList{} },
 		add: typedAdd((*builder).addDaemonSet)},
-	{plural: "jobs", group: "batch", kind: "Job", versions: []string{"v1"}, form: metadataOnly,
+	// Jobs: their CronJobs, and how long their pods may run (activeDeadlineSeconds), which bounds a
+	// drain that waits for them.
+	{plural: "jobs", group: "batch", kind: "Job", versions: []string{"v1"}, newList: func() client.ObjectList { return &batchv1.JobList{} },
 		add: typedAdd((*builder).addJob)},
 	{plural: "pods", kind: "Pod", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PodList{} },
 		heavy: true, add: typedAdd((*builder).addPod)},

@@ -2,6 +2,9 @@ package observe
 
 import (
 	"encoding/json"
+	"math"
+	"path"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +37,15 @@ type workloadAgg struct {
 	nodes         map[string]bool
 	localStorage  bool
 	grace         int64
+	preStop       bool
+	preStopSleep  int64
+	// deadline is the longest run-time bound of its Jobs' pods (activeDeadlineSeconds of the Job or
+	// the pod, the shorter of both); unbounded is true when a pod has none.
+	deadline  int64
+	unbounded bool
+	// podDeadline is the pods' own spec.activeDeadlineSeconds, the longest (0 when one sets none).
+	podDeadline   int64
+	podNoDeadline bool
 }
 
 // namespaceAgg counts a namespace's pods. Whether a pod without a dataplane-mode label should be
@@ -264,6 +276,49 @@ func (b *builder) addWorkloadPod(p *corev1.Pod, ztunnel, sidecar bool, sidecarRe
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g > w.grace {
 		w.grace = *g
 	}
+	if d := p.Spec.ActiveDeadlineSeconds; d != nil && *d > 0 {
+		w.podDeadline = max(w.podDeadline, *d)
+	} else {
+		w.podNoDeadline = true
+	}
+	// Every container that runs until the pod stops: the main ones and the native sidecars (init
+	// containers with restartPolicy Always), Istio's proxy among them.
+	running := append([]corev1.Container(nil), p.Spec.Containers...)
+	for _, c := range p.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			running = append(running, c)
+		}
+	}
+	for _, c := range running {
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+			continue
+		}
+		w.preStop = true
+		w.preStopSleep = max(w.preStopSleep, preStopSleep(c.Lifecycle.PreStop))
+	}
+}
+
+// preStopSleep reads how long a preStop hook sleeps: a sleep action, or an exec of sleep N, directly
+// or as the whole script of sh -c (or bash -c); 0 when it cannot be read.
+func preStopSleep(h *corev1.LifecycleHandler) int64 {
+	if h.Sleep != nil {
+		return h.Sleep.Seconds
+	}
+	if h.Exec == nil {
+		return 0
+	}
+	cmd := h.Exec.Command
+	if len(cmd) == 3 && (path.Base(cmd[0]) == "sh" || path.Base(cmd[0]) == "bash") && cmd[1] == "-c" {
+		cmd = strings.Fields(cmd[2])
+	}
+	if len(cmd) != 2 || path.Base(cmd[0]) != "sleep" {
+		return 0
+	}
+	n, err := strconv.ParseFloat(strings.TrimSuffix(cmd[1], "s"), 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int64(math.Ceil(n))
 }
 
 // addNamespacePod counts the pod in its namespace's summary.
@@ -316,6 +371,11 @@ func (w *workloadAgg) workload(k workloadKey) mesh.Workload {
 		GatewayName:  w.labels[labelGatewayName],
 
 		TerminationGracePeriodSeconds: w.grace,
+		PreStopHook:                   w.preStop,
+		PreStopSleepSeconds:           w.preStopSleep,
+	}
+	if (k.kind == "Job" || k.kind == "CronJob") && !w.unbounded {
+		out.ActiveDeadlineSeconds = w.deadline
 	}
 	if len(w.sidecarRevs) > 0 {
 		out.SidecarRevisions = map[string]int{}
@@ -397,6 +457,10 @@ func (w *workloadAgg) merge(o *workloadAgg) {
 	}
 	w.localStorage = w.localStorage || o.localStorage
 	w.grace = max(w.grace, o.grace)
+	w.preStop = w.preStop || o.preStop
+	w.preStopSleep = max(w.preStopSleep, o.preStopSleep)
+	w.unbounded = w.unbounded || o.unbounded
+	w.deadline = max(w.deadline, o.deadline)
 }
 
 // summary turns a namespace's counters into a PodSummary, now that its labels are known.

@@ -611,6 +611,17 @@ type Workload struct {
 	// TerminationGracePeriodSeconds is the longest grace period of its pods (0 when none is set: the
 	// API server's default is 30).
 	TerminationGracePeriodSeconds int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// PreStopHook is true when a container of its pods has a preStop hook. The hook runs inside the
+	// grace period, and the kubelet then still gives the container 2 seconds more (see
+	// TerminationSeconds).
+	PreStopHook bool `json:"preStopHook,omitempty"`
+	// PreStopSleepSeconds is the longest sleep its preStop hooks make where it can be read: a sleep
+	// action, or an exec of sleep N (directly or through sh -c); 0 when none can be read.
+	PreStopSleepSeconds int64 `json:"preStopSleepSeconds,omitempty"`
+	// ActiveDeadlineSeconds bounds how long the pods of a Job (or of a CronJob's Jobs) run: the
+	// longest of its Jobs' bounds, each the shorter of the Job's and its pods' activeDeadlineSeconds.
+	// 0 when some pod has no bound (nothing stops it but its own end) and for other kinds.
+	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 	// Annotations are the pod annotations of WorkloadAnnotationsKept its pods carry (the first
 	// value seen of each).
 	Annotations map[string]string `json:"annotations,omitempty"`
@@ -629,6 +640,27 @@ var WorkloadAnnotationsKept = []string{"traffic.sidecar.istio.io/", "vpc.amazona
 // Ref names the owning object.
 func (w Workload) Ref() ObjectRef {
 	return ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
+}
+
+// DefaultTerminationGracePeriodSeconds is the grace period the API server gives a pod that sets
+// none (k8s.io/api@v0.37.2 core/v1 DefaultTerminationGracePeriodSeconds).
+const DefaultTerminationGracePeriodSeconds = 30
+
+// TerminationSeconds is the longest its pods may take to terminate once evicted: the grace period
+// (30 when unset), and 2 seconds more when a preStop hook runs. The kubelet gives the hook at most
+// the grace period, subtracts what it took, and never gives the container less than 2 seconds after
+// it (k8s.io/kubernetes@v1.37.2 pkg/kubelet/kuberuntime/kuberuntime_container.go, killContainer;
+// minimumGracePeriodInSeconds in kuberuntime_manager.go). A hook's sleep is thus not added to the
+// grace period: it takes the application's share of it.
+func (w Workload) TerminationSeconds() int64 {
+	g := w.TerminationGracePeriodSeconds
+	if g == 0 {
+		g = DefaultTerminationGracePeriodSeconds
+	}
+	if w.PreStopHook {
+		g += 2
+	}
+	return g
 }
 
 // Stateful reports whether evicting the workload's pods loses state or work: StatefulSets, Jobs and
@@ -733,6 +765,18 @@ type PodDisruptionBudget struct {
 	CurrentHealthy     int32          `json:"currentHealthy"`
 	DesiredHealthy     int32          `json:"desiredHealthy"`
 	ExpectedPods       int32          `json:"expectedPods"`
+	// UnhealthyPodEvictionPolicy is spec.unhealthyPodEvictionPolicy: "IfHealthyBudget" (also when
+	// unset) or "AlwaysAllow".
+	UnhealthyPodEvictionPolicy string `json:"unhealthyPodEvictionPolicy,omitempty"`
+}
+
+// ShortBlocksUnready reports whether the budget is short of healthy pods and so refuses to evict even
+// its unready ones: under IfHealthyBudget (the default) an unready pod is evicted without the budget
+// only while currentHealthy >= desiredHealthy > 0, otherwise it needs a disruption the budget
+// allows (k8s.io/kubernetes@v1.37.2 pkg/registry/core/pod/storage/eviction.go); AlwaysAllow evicts
+// unready pods whatever the budget.
+func (p PodDisruptionBudget) ShortBlocksUnready() bool {
+	return p.UnhealthyPodEvictionPolicy != "AlwaysAllow" && p.CurrentHealthy < p.DesiredHealthy
 }
 
 // Ref names the budget.

@@ -16,10 +16,16 @@ const (
 	// 30 when unset), timeout (the plan's drain timeout), needed (the timeout the plan would need),
 	// nodes (how many of the plan's drains evict its pods). Object is the workload.
 	CodeDrainTimeoutBelowGracePeriod Code = "DRAIN_TIMEOUT_BELOW_GRACE_PERIOD"
+	// CodeJobMayOutliveDrainTimeout details: deadline (the longest activeDeadlineSeconds bounding
+	// its pods, "" when none does), timeout (the plan's drain timeout), needed (the timeout the plan
+	// would need, when bounded), nodes (how many of the plan's drains wait for its pods). Object is
+	// the Job or CronJob. Waivable when its bound exceeds the timeout; info when nothing bounds it.
+	CodeJobMayOutliveDrainTimeout Code = "JOB_MAY_OUTLIVE_DRAIN_TIMEOUT"
 )
 
 func init() {
 	codeHelp[CodeDrainLosesEmptyDirData] = "a node drain evicts pods with emptyDir volumes, whose data is deleted with them"
 	codeHelp[CodeDrainTimeoutBelowGracePeriod] = "a workload's pods may take longer to terminate than the plan's drain timeout, so its drains time out with pods still terminating"
+	codeHelp[CodeJobMayOutliveDrainTimeout] = "a drain waits for a Job's pods to finish, and they may run longer than its timeout"
 	codeHelp[CodeWaveKeepsRoomForEvictedPods] = "a wave holds fewer nodes than the batch size, so that the pods it evicts keep a schedulable node of their pool to move to"
 }

@@ -93,6 +93,8 @@ var codeSeverities = map[Code]severities{
 	// Waivable when the case calls for it, else info.
 	CodeAdvisoryAffectsRunning: {Waivable, Info},
 	CodeAdvisoryAffectsTarget:  {Waivable, Info},
+	// Waivable when a deadline beyond the drain timeout is known; info when nothing bounds the Job.
+	CodeJobMayOutliveDrainTimeout: {Waivable, Info},
 	// Info, or blocking when the case calls for it.
 	CodeCNIExcludesAmbientNamespace: {Blocking, Info},
 	// Always info: nothing to waive.

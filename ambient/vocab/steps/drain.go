@@ -136,8 +136,8 @@ func (ix *Index) expect(node string) *plan.DrainExpect {
 		if n := len(w.Nodes); n > 0 && w.Pods > n {
 			pods = (w.Pods + n - 1) / n
 		}
-		grace := w.TerminationGracePeriodSeconds
-		if grace == 30 { // k8s.io/api@v0.37.2 core/v1 types.go DefaultTerminationGracePeriodSeconds
+		grace := w.TerminationSeconds()
+		if grace == mesh.DefaultTerminationGracePeriodSeconds {
 			grace = 0
 		}
 		e.Pods += pods
@@ -224,6 +224,13 @@ func (b *Builder) blockedBy(bud mesh.PodDisruptionBudget, node string, w mesh.Ob
 		f.Details["never"] = "true"
 		f.Message += "; with " + why + " it never allows one, however many pods run, so the drain can only time out"
 		f.Remedy = "relax the budget before the drain (scaling the workload up does not help), or waive and let the drain time out and report"
+		return
+	}
+	if bud.ShortBlocksUnready() {
+		f.Details["unready"] = fmt.Sprint(bud.DesiredHealthy - bud.CurrentHealthy)
+		f.Message += fmt.Sprintf("; it is %d healthy pod(s) short and its unhealthyPodEvictionPolicy is IfHealthyBudget (the default when unset), so not even its unready pods can be evicted until enough of them turn ready",
+			bud.DesiredHealthy-bud.CurrentHealthy)
+		f.Remedy = "make the budget's pods ready before the drain, or set spec.unhealthyPodEvictionPolicy: AlwaysAllow on it so that unready pods can be evicted; or waive and let the drain time out and report"
 	}
 }
 
@@ -283,9 +290,10 @@ func LocalStorageApproval(id string, lost []string) plan.Step {
 }
 
 // GraceBeyondTimeout raises DRAIN_TIMEOUT_BELOW_GRACE_PERIOD for each workload the drains of nodes
-// evict whose pods may take longer to terminate than the drain timeout (terminationGracePeriodSeconds,
-// 30 when unset: k8s.io/api@v0.37.2 core/v1 DefaultTerminationGracePeriodSeconds): an eviction waits
-// up to the grace period for the pod to go, so such a drain times out with the pod terminating.
+// evict whose pods may take longer to terminate than the drain timeout (mesh.Workload's
+// TerminationSeconds: the grace period, 30 when unset, and 2s more after a preStop hook): an
+// eviction waits up to that long for the pod to go, so such a drain times out with the pod
+// terminating.
 // option names the caller's option that sets the timeout, for the remedy; keepJobs leaves out the
 // pods of Jobs, which drains that wait for Jobs do not evict.
 func (b *Builder) GraceBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64, option string, keepJobs bool) {
@@ -301,10 +309,7 @@ func (b *Builder) GraceBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64
 			if w.Kind == "DaemonSet" || keepJobs && (w.Kind == "Job" || w.Kind == "CronJob") {
 				continue
 			}
-			grace := w.TerminationGracePeriodSeconds
-			if grace == 0 {
-				grace = 30
-			}
+			grace := w.TerminationSeconds()
 			if grace <= timeout {
 				continue
 			}
@@ -320,12 +325,70 @@ func (b *Builder) GraceBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64
 	for _, h := range hits {
 		needed := h.grace + 60
 		opt := plan.RemedyOption{Option: option, Value: (time.Duration(needed) * time.Second).String()}
+		why := "terminationGracePeriodSeconds"
+		if h.w.PreStopHook {
+			why = "terminationGracePeriodSeconds, and the 2s the kubelet gives a container after its preStop hook"
+			if s := h.w.PreStopSleepSeconds; s > 0 {
+				why += fmt.Sprintf(", which sleeps %ds of it", s)
+			}
+		}
 		b.Finding(plan.Finding{Code: plan.CodeDrainTimeoutBelowGracePeriod, Severity: plan.Waivable, Object: h.w.Ref(),
-			Message: fmt.Sprintf("the pods of %s may take %ds to terminate (terminationGracePeriodSeconds), longer than the plan's drain timeout of %ds: each of the %d drain(s) that evicts one times out with the pod still terminating",
-				h.w.Ref(), h.grace, timeout, h.nodes),
+			Message: fmt.Sprintf("the pods of %s may take %ds to terminate (%s), longer than the plan's drain timeout of %ds: each of the %d drain(s) that evicts one times out with the pod still terminating",
+				h.w.Ref(), h.grace, why, timeout, h.nodes),
 			Remedy:        fmt.Sprintf("give the drains at least the grace period and a minute (%s), or shorten the workload's grace period", opt.Text()),
 			RemedyOptions: []plan.RemedyOption{opt},
 			Details:       map[string]string{"grace": fmt.Sprint(h.grace), "timeout": fmt.Sprint(timeout), "needed": fmt.Sprint(needed), "nodes": fmt.Sprint(h.nodes)}})
+	}
+}
+
+// JobsBeyondTimeout raises JOB_MAY_OUTLIVE_DRAIN_TIMEOUT for each Job or CronJob with pods on the
+// nodes of drains that wait for Jobs (Drain.KeepJobs) whose pods may run longer than the drain
+// timeout: waivable when its activeDeadlineSeconds is longer than the timeout (with the timeout
+// that would do), info when nothing bounds it. A Job's pods are not evicted by such a drain, so the
+// drain ends when they do or times out. option names the caller's option setting the timeout,
+// jobsOption the one that evicts Jobs instead.
+func (b *Builder) JobsBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64, option, jobsOption string) {
+	type hit struct {
+		w     *mesh.Workload
+		nodes int
+	}
+	var hits []*hit
+	seen := map[*mesh.Workload]*hit{}
+	for _, d := range nodes {
+		for _, w := range ix.On(d.Node.Name) {
+			if w.Kind != "Job" && w.Kind != "CronJob" || w.ActiveDeadlineSeconds > 0 && w.ActiveDeadlineSeconds <= timeout {
+				continue
+			}
+			h := seen[w]
+			if h == nil {
+				h = &hit{w: w}
+				seen[w] = h
+				hits = append(hits, h)
+			}
+			h.nodes++
+		}
+	}
+	evict := plan.RemedyOption{Option: jobsOption, Value: "evict"}
+	for _, h := range hits {
+		f := plan.Finding{Code: plan.CodeJobMayOutliveDrainTimeout, Object: h.w.Ref(),
+			Details: map[string]string{"timeout": fmt.Sprint(timeout), "nodes": fmt.Sprint(h.nodes)}}
+		if d := h.w.ActiveDeadlineSeconds; d > 0 {
+			needed := d + 60
+			longer := plan.RemedyOption{Option: option, Value: (time.Duration(needed) * time.Second).String()}
+			f.Severity = plan.Waivable
+			f.Details["deadline"], f.Details["needed"] = fmt.Sprint(d), fmt.Sprint(needed)
+			f.Message = fmt.Sprintf("the pods of %s may run up to %ds (activeDeadlineSeconds), longer than the plan's drain timeout of %ds; each of the %d drain(s) that waits for them may time out with the Job still running",
+				h.w.Ref(), d, timeout, h.nodes)
+			f.Remedy = fmt.Sprintf("give the drains the Job's deadline and a minute (%s), or evict Jobs instead of waiting (%s: the Job restarts its pods elsewhere), or run the plan when the Job is not running", longer.Text(), evict.Text())
+			f.RemedyOptions = []plan.RemedyOption{longer, evict}
+		} else {
+			f.Severity = plan.Info
+			f.Message = fmt.Sprintf("no activeDeadlineSeconds bounds the pods of %s: each of the %d drain(s) that waits for them ends when they finish or after its timeout of %ds, whichever comes first",
+				h.w.Ref(), h.nodes, timeout)
+			f.Remedy = fmt.Sprintf("if the Job may run longer than the timeout, run the plan when it is not running, or evict Jobs instead of waiting (%s)", evict.Text())
+			f.RemedyOptions = []plan.RemedyOption{evict}
+		}
+		b.Finding(f)
 	}
 }
 

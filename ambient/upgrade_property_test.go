@@ -75,9 +75,10 @@ func TestPlanUpgradePropertiesOverGeneratedMeshes(t *testing.T) {
 				prev = to
 			}
 		}
-		a, _ := plan.EncodeYAML(p)
+		// The JSON form is the plan's canonical encoding (EncodeYAML writes it out as YAML).
+		a, _ := plan.EncodeJSON(p)
 		p2, _ := ambient.PlanUpgrade(s, opts)
-		b, _ := plan.EncodeYAML(p2)
+		b, _ := plan.EncodeJSON(p2)
 		if !bytes.Equal(a, b) {
 			t.Fatalf("seed %d: the same input gave different plans", seed)
 		}

@@ -75,31 +75,49 @@ func TestBrokenCorpus(t *testing.T) {
 	}
 	sort.Strings(states)
 	var answered, missed, pending []string
-	for _, f := range states {
-		x := readExpect(t, f)
-		dump, err := filepath.Abs(filepath.Join(filepath.Dir(f), "dump"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Run(x.ID, func(t *testing.T) {
-			findings, out := runState(t, bin, x, dump)
-			misses := missing(x, findings)
-			switch {
-			case x.Pending && len(misses) == 0:
-				t.Errorf("%s is answered now (%s): remove Pending from the state in e2e/corpus and regenerate (bash hack/corpus.sh -only %s)", x.ID, x.Answers, x.ID)
-			case x.Pending:
-				pending = append(pending, x.ID)
-				t.Logf("pending on %s: %s", x.Answers, strings.Join(misses, "; "))
-			case len(misses) > 0:
-				missed = append(missed, x.ID)
-				t.Errorf("%s %s --from-dir %s -o json does not answer the state (%s):\n  %s\nfindings: %s\n%s",
-					x.Command[0], strings.Join(x.Command[1:], " "), dump, x.Answers, strings.Join(misses, "\n  "), summary(findings), out)
-			default:
-				answered = append(answered, x.ID)
-			}
-		})
+	var mu sync.Mutex // the states run in parallel; the tallies are shared
+	record := func(to *[]string, id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		*to = append(*to, id)
 	}
+	// The group returns once every parallel state has run, so the tally below counts them all.
+	t.Run("states", func(t *testing.T) {
+		for _, f := range states {
+			x := readExpect(t, f)
+			dump, err := filepath.Abs(filepath.Join(filepath.Dir(f), "dump"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run(x.ID, func(t *testing.T) {
+				t.Parallel()
+				runCorpusState(t, bin, x, dump, record, &answered, &missed, &pending)
+			})
+		}
+	})
+	sort.Strings(answered)
+	sort.Strings(missed)
+	sort.Strings(pending)
 	t.Logf("corpus: %d states, %d answered, %d pending, %d missed %v", len(states), len(answered), len(pending), len(missed), missed)
+}
+
+// runCorpusState runs one state and records it as answered, missed or pending.
+func runCorpusState(t *testing.T, bin string, x corpusExpect, dump string, record func(*[]string, string), answered, missed, pending *[]string) {
+	findings, out := runState(t, bin, x, dump)
+	misses := missing(x, findings)
+	switch {
+	case x.Pending && len(misses) == 0:
+		t.Errorf("%s is answered now (%s): remove Pending from the state in e2e/corpus and regenerate (bash hack/corpus.sh -only %s)", x.ID, x.Answers, x.ID)
+	case x.Pending:
+		record(pending, x.ID)
+		t.Logf("pending on %s: %s", x.Answers, strings.Join(misses, "; "))
+	case len(misses) > 0:
+		record(missed, x.ID)
+		t.Errorf("%s %s --from-dir %s -o json does not answer the state (%s):\n  %s\nfindings: %s\n%s",
+			x.Command[0], strings.Join(x.Command[1:], " "), dump, x.Answers, strings.Join(misses, "\n  "), summary(findings), out)
+	default:
+		record(answered, x.ID)
+	}
 }
 
 func readExpect(t *testing.T, file string) corpusExpect {

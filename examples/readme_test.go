@@ -131,6 +131,7 @@ func TestEveryCommandTheREADMEShowsRunsAsWritten(t *testing.T) {
 	env := freshMachine(t)
 	for _, c := range cmds {
 		t.Run(c, func(t *testing.T) {
+			t.Parallel() // each runs in a shell of its own; none writes into the checkout
 			named := slices.ContainsFunc(clusterFlags, func(f string) bool { return slices.Contains(strings.Fields(c), f) })
 			want, ok := readmeRuns[c]
 			switch {

@@ -8,6 +8,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 )
@@ -149,12 +152,22 @@ type Source struct {
 // Default returns the embedded advisory data. It panics only if the embedded file is broken, which a
 // test rules out.
 func Default() *Data {
-	d, err := decode(embedded, Origin{Kind: OriginEmbedded})
+	d, err := decodeJSON(embeddedJSON(), Origin{Kind: OriginEmbedded})
 	if err != nil {
 		panic(err)
 	}
 	return d
 }
+
+// embeddedJSON is the embedded document's JSON form, converted once: each Default still decodes
+// and checks its own copy, but the YAML parse, most of the cost, happens once per process.
+var embeddedJSON = sync.OnceValue(func() []byte {
+	js, err := sigsyaml.YAMLToJSONStrict(embedded)
+	if err != nil {
+		panic(fmt.Errorf("%w: %v", ErrInvalidData, err))
+	}
+	return js
+})
 
 // Load reads and checks an advisory data document (YAML or JSON).
 func Load(r io.Reader) (*Data, error) {

@@ -43,6 +43,11 @@ func decode(raw []byte, origin Origin) (*Data, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
 	}
+	return decodeJSON(js, origin)
+}
+
+// decodeJSON checks and reads the document's JSON form (decode's second half).
+func decodeJSON(js []byte, origin Origin) (*Data, error) {
 	var head struct {
 		APIVersion string            `json:"apiVersion"`
 		Kind       string            `json:"kind"`

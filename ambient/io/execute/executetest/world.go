@@ -139,7 +139,7 @@ func NewWorld(t Reporter, objs ...client.Object) *World {
 	w := &World{t: t, Clock: NewFakeClock(Start), calls: map[string]int{}, bookkeeping: map[string]int{}, effects: map[string]int{},
 		refuse: map[string]int{}, gen: map[string]int{}}
 	w.Base = fake.NewClientBuilder().
-		WithScheme(observe.Scheme()).
+		WithScheme(Scheme()).
 		WithObjects(objs...).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).
 		WithIndex(&corev1.Event{}, "reason", func(o client.Object) []string { return []string{o.(*corev1.Event).Reason} }).

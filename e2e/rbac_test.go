@@ -82,6 +82,21 @@ type leastPrivilege struct {
 // observing the cluster for the plan: a new namespace changes the snapshot's fingerprint.
 func createAccount(ctx context.Context, t *testing.T) {
 	t.Helper()
+	// A suite before this one deletes the namespace when it ends; a namespace still terminating
+	// refuses new objects, so wait until it is gone.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ns, err := h.Clientset.CoreV1().Namespaces().Get(ctx, rbacNamespace, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case err != nil:
+			return false, err
+		}
+		return ns.DeletionTimestamp == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s is still terminating: %v", rbacNamespace, err)
+	}
 	if _, err := h.Clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rbacNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,16 +51,9 @@ import (
 
 // The blue-green the feature carries out.
 const (
-	// bgBlueNodes is how many nodes run blue when the operation starts (the suites' 24 and the rest
-	// added here, in the same two pools).
-	bgBlueNodes = 200
 	// bgGreenPerPool is how many green nodes the test, standing in for Karpenter, launches per
 	// NodePool once the plan has labelled its template green.
 	bgGreenPerPool = 12
-	// bgBatch is the blue-green batch size: nodes drained between two health gates.
-	bgBatch = 25
-	// bgKillAtDrain: the first apply process is killed while this drain (1-based) is in progress.
-	bgKillAtDrain = 60
 	// bgFleet is the ambient namespace the feature fills the nodes with.
 	bgFleet = "fleet"
 	// bgFleetGrace is the fleet's termination grace period in seconds, which its pods honour.
@@ -69,9 +63,36 @@ const (
 	bgGreen          = "ztunnel-green"
 )
 
+// The size of the blue-green: E2E_BLUEGREEN_NODES blue nodes (default 64, what CI runs; 200 is the
+// seed runbook's scale, about 4 minutes), drained in batches of an eighth of them (8; 25 at 200),
+// the first apply process killed at the drain three tenths of the way (19; 60 at 200).
+var (
+	// bgBlueNodes is how many nodes run blue when the operation starts (the suites' 24 and the rest
+	// added here, in the same two pools).
+	bgBlueNodes = blueGreenNodes()
+	// bgBatch is the blue-green batch size: nodes drained between two health gates.
+	bgBatch = max(4, bgBlueNodes/8)
+	// bgKillAtDrain: the first apply process is killed while this drain (1-based) is in progress.
+	bgKillAtDrain = bgBlueNodes * 3 / 10
+)
+
+// blueGreenNodes reads E2E_BLUEGREEN_NODES: 48 or more (twice the suites' nodes, so that the
+// batches and the kill fall where they should); anything else stops the run with the reason.
+func blueGreenNodes() int {
+	v := os.Getenv("E2E_BLUEGREEN_NODES")
+	if v == "" {
+		return 64
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 48 {
+		panic(fmt.Sprintf("E2E_BLUEGREEN_NODES=%q: want a whole number of blue nodes, 48 or more", v))
+	}
+	return n
+}
+
 var nodePoolGVK = map[string]string{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}
 
-// TestBlueGreenZtunnel replaces the ztunnel of a 200-node mesh by node pool through the public API
+// TestBlueGreenZtunnel replaces the ztunnel of a mesh of bgBlueNodes nodes by node pool through the public API
 // (observe.Live, ztunnel.BlueGreenZtunnel, execute.Apply in a child process): blue is pinned off green
 // nodes, istiod trusts both, green is installed in its own namespace, both Karpenter NodePools are
 // labelled green and the test launches their green nodes as Karpenter would, workloads move off the
@@ -85,14 +106,14 @@ func TestBlueGreenZtunnel(t *testing.T) {
 	case !h.Cluster.Owned() && os.Getenv("E2E_UPGRADE_EXISTING") != "1":
 		failCannotRun(t, "TestBlueGreenZtunnel drains every node; on an existing cluster it runs only with E2E_UPGRADE_EXISTING=1")
 	case !h.Opts.FakeNodes:
-		failCannotRun(t, "TestBlueGreenZtunnel adds 176 blue and 24 green nodes; it needs kwok nodes (E2E_FAKE_NODES=on)")
+		failCannotRun(t, fmt.Sprintf("TestBlueGreenZtunnel adds %d blue and %d green nodes; it needs kwok nodes (E2E_FAKE_NODES=on)", bgBlueNodes-24, 2*bgGreenPerPool))
 	}
 	live := func(ctx context.Context) (*mesh.Snapshot, error) {
 		return observe.Live(ctx, h.Client, observe.Options{ServerVersion: h.Clientset.Discovery()})
 	}
 	bg := &blueGreenRun{upgradeRun: &upgradeRun{t0: time.Now()}}
 
-	f := features.New("blue-green ztunnel by node pool on 200 nodes, killed and resumed").
+	f := features.New(fmt.Sprintf("blue-green ztunnel by node pool on %d nodes in batches of %d, killed at drain %d and resumed", bgBlueNodes, bgBatch, bgKillAtDrain)).
 		WithLabel("feature", "bluegreen").
 		Setup(func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			t1 := time.Now()

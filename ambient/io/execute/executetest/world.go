@@ -138,14 +138,14 @@ func NewWorld(t Reporter, objs ...client.Object) *World {
 	t.Helper()
 	w := &World{t: t, Clock: NewFakeClock(Start), calls: map[string]int{}, bookkeeping: map[string]int{}, effects: map[string]int{},
 		refuse: map[string]int{}, gen: map[string]int{}}
-	w.Base = fake.NewClientBuilder().
+	w.Base = newListCache(fake.NewClientBuilder().
 		WithScheme(Scheme()).
 		WithObjects(objs...).
 		WithIndex(&corev1.Pod{}, "spec.nodeName", func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }).
 		WithIndex(&corev1.Event{}, "reason", func(o client.Object) []string { return []string{o.(*corev1.Event).Reason} }).
 		// observe.Live reads ConfigMap istio-cni-config by name; a real API server supports metadata.name for every kind.
 		WithIndex(&corev1.ConfigMap{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).
-		Build()
+		Build())
 	w.Client = interceptor.NewClient(w.Base, w.recorded(w.funcs()))
 	if err := w.establishCRDs(context.Background()); err != nil {
 		t.Fatalf("executetest: %v", err)

@@ -175,7 +175,7 @@ func (x *bg) connectionReport() {
 			}
 			g := w.TerminationSeconds()
 			nodeLongest = max(nodeLongest, g)
-			held = append(held, fmt.Sprintf("%s (grace %ds)", w.Ref(), g))
+			held = append(held, fmt.Sprintf("%s (terminates within %ds)", w.Ref(), g))
 		}
 		if len(held) == 0 {
 			continue

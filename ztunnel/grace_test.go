@@ -19,22 +19,24 @@ func TestADrainTimeoutShorterThanAGracePeriodIsNamedWithTheTimeoutThePlanWouldNe
 	for _, tc := range []struct {
 		name    string
 		grace   int64
-		preStop bool
+		preStop int64 // -1: no hook; 0: a hook whose time cannot be read; else its sleep
 		timeout time.Duration
 		want    string // the remedy option's text; "" for no finding
 	}{
-		{"a 30-minute grace period against the default timeout", 1800, false, 0, "NodeByNode.DrainTimeout: 31m0s"},
-		{"a 30-minute grace period against a 40-minute timeout", 1800, false, 40 * time.Minute, ""},
-		{"the default grace period against a 10-second timeout", 0, false, 10 * time.Second, "NodeByNode.DrainTimeout: 1m30s"},
-		{"the default grace period against the default timeout", 0, false, 0, ""},
-		{"the default grace period against a 30-second timeout", 0, false, 30 * time.Second, ""},
-		{"a preStop hook's 2 seconds beyond the grace period pass a 30-second timeout", 0, true, 30 * time.Second, "NodeByNode.DrainTimeout: 1m32s"},
+		{"a 30-minute grace period against the default timeout", 1800, -1, 0, "NodeByNode.DrainTimeout: 31m0s"},
+		{"a 30-minute grace period against a 40-minute timeout", 1800, -1, 40 * time.Minute, ""},
+		{"the default grace period against a 10-second timeout", 0, -1, 10 * time.Second, "NodeByNode.DrainTimeout: 1m30s"},
+		{"the default grace period against the default timeout", 0, -1, 0, ""},
+		{"the default grace period against a 30-second timeout", 0, -1, 30 * time.Second, ""},
+		{"a preStop sleep into the grace period's last 2 seconds passes a 30-second timeout", 0, 29, 30 * time.Second, "NodeByNode.DrainTimeout: 1m32s"},
+		{"a preStop hook whose time cannot be read may too", 0, 0, 30 * time.Second, "NodeByNode.DrainTimeout: 1m32s"},
+		{"a preStop sleep well inside the grace period adds nothing", 0, 20, 30 * time.Second, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := meshtest.Healthy("1.30.3", 4)
 			s.Workloads = []mesh.Workload{{Namespace: "data", Kind: "StatefulSet", Name: "kafka", Labels: map[string]string{"app": "kafka"}, Pods: 2, Ready: 2,
 				Mode: mesh.ModeAmbient, Nodes: []string{"general-0", "general-2"}, TerminationGracePeriodSeconds: tc.grace,
-				PreStopHook: tc.preStop, PreStopSleepSeconds: map[bool]int64{true: 20}[tc.preStop]}}
+				PreStopHook: tc.preStop >= 0, PreStopSleepSeconds: max(0, tc.preStop)}}
 			s.Normalize()
 			p := planZtunnel(t, s, ztunnel.UpgradeOptions{Target: mesh.MustParseVersion("1.31.4"), Strategy: ztunnel.NodeByNode{DrainTimeout: tc.timeout}}, nil)
 			var got []plan.Finding
@@ -53,7 +55,7 @@ func TestADrainTimeoutShorterThanAGracePeriodIsNamedWithTheTimeoutThePlanWouldNe
 				if f.Object.Name != "kafka" || f.Details["nodes"] != "2" || len(f.RemedyOptions) != 1 || f.RemedyOptions[0].Text() != tc.want {
 					t.Errorf("finding %+v, want it on kafka, 2 drains, remedy option %q", f, tc.want)
 				}
-				if tc.preStop && !strings.Contains(f.Message, "preStop hook, which sleeps 20s of it") {
+				if tc.preStop == 29 && !strings.Contains(f.Message, "preStop hook, which sleeps 29s of it") {
 					t.Errorf("the message does not say the preStop hook adds the time: %s", f.Message)
 				}
 			}
@@ -72,7 +74,7 @@ func TestABudgetThatCanNeverAllowAnEvictionSaysSoAndThatScalingUpDoesNotHelp(t *
 		healthy, desired, pods int32
 		policy                 string
 		never                  bool
-		unready                string // Details["unready"]: how many healthy pods short, when unready pods are refused too
+		short                  string // Details["short"]: how many healthy pods short, when unready pods are refused too
 	}{
 		{"maxUnavailable 0", "", "0", 3, 3, 3, "", true, ""},
 		{"minAvailable equal to the pods", "3", "", 3, 3, 3, "", true, ""},
@@ -102,10 +104,10 @@ func TestABudgetThatCanNeverAllowAnEvictionSaysSoAndThatScalingUpDoesNotHelp(t *
 			if got := f.Details["never"] == "true"; got != tc.never {
 				t.Errorf("never = %v, want %v: %s / %s", got, tc.never, f.Message, f.Remedy)
 			}
-			if got := f.Details["unready"]; got != tc.unready {
-				t.Errorf("unready = %q, want %q: %s / %s", got, tc.unready, f.Message, f.Remedy)
+			if got := f.Details["short"]; got != tc.short {
+				t.Errorf("short = %q, want %q: %s / %s", got, tc.short, f.Message, f.Remedy)
 			}
-			if tc.unready != "" && !strings.Contains(f.Remedy, "unhealthyPodEvictionPolicy: AlwaysAllow") {
+			if tc.short != "" && !strings.Contains(f.Remedy, "unhealthyPodEvictionPolicy: AlwaysAllow") {
 				t.Errorf("the remedy does not name the policy that lets unready pods go: %s", f.Remedy)
 			}
 		})
@@ -127,8 +129,10 @@ func TestAJobThatMayOutliveTheDrainsThatWaitForItIsNamed(t *testing.T) {
 		options  []string
 	}{
 		{"an hour's deadline against the default 10-minute timeout", 3600, "", 0, plan.Waivable,
-			[]string{"BlueGreen.DrainTimeout: 1h1m0s", "BlueGreen.Jobs: evict"}},
+			[]string{"BlueGreen.DrainTimeout: 1h1m30s", "BlueGreen.Jobs: evict"}},
 		{"a 5-minute deadline against the default timeout", 300, "", 0, "", nil},
+		{"a deadline that fits the timeout only without the pods' termination", 590, "", 0, plan.Waivable,
+			[]string{"BlueGreen.DrainTimeout: 11m20s", "BlueGreen.Jobs: evict"}},
 		{"an hour's deadline against a 2-hour timeout", 3600, ztunnel.JobsWait, 2 * time.Hour, "", nil},
 		{"no deadline", 0, "", 0, plan.Info, []string{"BlueGreen.Jobs: evict"}},
 		{"an hour's deadline when the drains evict Jobs", 3600, ztunnel.JobsEvict, 0, "", nil},

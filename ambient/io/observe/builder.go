@@ -669,7 +669,7 @@ func (b *builder) addPodDisruptionBudget(p *policyv1.PodDisruptionBudget) {
 	b.pdbs = append(b.pdbs, pdb)
 }
 
-// ---- CRDs and Jobs (metadata only) --------------------------------------------------------------
+// ---- CRDs (metadata only) and Jobs -------------------------------------------------------------
 
 // crdKeptPrefixes are the label and annotation prefixes a mesh.CRD keeps.
 var crdKeptPrefixes = []string{"app.kubernetes.io/", "helm.sh/", "meta.helm.sh/", "gateway.networking.k8s.io/"}

@@ -39,6 +39,7 @@ type workloadAgg struct {
 	grace         int64
 	preStop       bool
 	preStopSleep  int64
+	preStopUnread bool // a hook whose time cannot be read
 	// deadline is the longest run-time bound of its Jobs' pods (activeDeadlineSeconds of the Job or
 	// the pod, the shorter of both); unbounded is true when a pod has none.
 	deadline  int64
@@ -294,7 +295,11 @@ func (b *builder) addWorkloadPod(p *corev1.Pod, ztunnel, sidecar bool, sidecarRe
 			continue
 		}
 		w.preStop = true
-		w.preStopSleep = max(w.preStopSleep, preStopSleep(c.Lifecycle.PreStop))
+		if s := preStopSleep(c.Lifecycle.PreStop); s > 0 {
+			w.preStopSleep = max(w.preStopSleep, s)
+		} else {
+			w.preStopUnread = true
+		}
 	}
 }
 
@@ -315,7 +320,7 @@ func preStopSleep(h *corev1.LifecycleHandler) int64 {
 		return 0
 	}
 	n, err := strconv.ParseFloat(strings.TrimSuffix(cmd[1], "s"), 64)
-	if err != nil || n < 0 {
+	if err != nil || n <= 0 || math.IsInf(n, 0) || math.IsNaN(n) || n > math.MaxInt32 { // sleep infinity: no bound
 		return 0
 	}
 	return int64(math.Ceil(n))
@@ -372,7 +377,9 @@ func (w *workloadAgg) workload(k workloadKey) mesh.Workload {
 
 		TerminationGracePeriodSeconds: w.grace,
 		PreStopHook:                   w.preStop,
-		PreStopSleepSeconds:           w.preStopSleep,
+	}
+	if !w.preStopUnread {
+		out.PreStopSleepSeconds = w.preStopSleep
 	}
 	if (k.kind == "Job" || k.kind == "CronJob") && !w.unbounded {
 		out.ActiveDeadlineSeconds = w.deadline
@@ -459,6 +466,7 @@ func (w *workloadAgg) merge(o *workloadAgg) {
 	w.grace = max(w.grace, o.grace)
 	w.preStop = w.preStop || o.preStop
 	w.preStopSleep = max(w.preStopSleep, o.preStopSleep)
+	w.preStopUnread = w.preStopUnread || o.preStopUnread
 	w.unbounded = w.unbounded || o.unbounded
 	w.deadline = max(w.deadline, o.deadline)
 }

@@ -23,6 +23,7 @@ func TestAPodsPreStopHookAndABudgetsEvictionPolicyReachTheSnapshot(t *testing.T)
 		{"a sleep action", containerWith("lifecycle: {preStop: {sleep: {seconds: 15}}}"), true, 15},
 		{"an exec of sleep", containerWith(`lifecycle: {preStop: {exec: {command: ["/bin/sleep", "20"]}}}`), true, 20},
 		{"sleep as the whole script of sh -c", containerWith(`lifecycle: {preStop: {exec: {command: ["sh", "-c", "sleep 7.5"]}}}`), true, 8},
+		{"sleep infinity", containerWith(`lifecycle: {preStop: {exec: {command: ["sleep", "infinity"]}}}`), true, 0},
 		{"a script that does more than sleep", containerWith(`lifecycle: {preStop: {exec: {command: ["sh", "-c", "nginx -s quit; sleep 5"]}}}`), true, 0},
 		{"an HTTP hook", containerWith(`lifecycle: {preStop: {httpGet: {path: /drain, port: 8080}}}`), true, 0},
 		{"no hook", containerWith(""), false, 0},

@@ -615,8 +615,8 @@ type Workload struct {
 	// grace period, and the kubelet then still gives the container 2 seconds more (see
 	// TerminationSeconds).
 	PreStopHook bool `json:"preStopHook,omitempty"`
-	// PreStopSleepSeconds is the longest sleep its preStop hooks make where it can be read: a sleep
-	// action, or an exec of sleep N (directly or through sh -c); 0 when none can be read.
+	// PreStopSleepSeconds is the longest sleep its preStop hooks make, when every hook's can be read
+	// (a sleep action, or an exec of sleep N, directly or through sh -c); 0 when some hook's cannot.
 	PreStopSleepSeconds int64 `json:"preStopSleepSeconds,omitempty"`
 	// ActiveDeadlineSeconds bounds how long the pods of a Job (or of a CronJob's Jobs) run: the
 	// longest of its Jobs' bounds, each the shorter of the Job's and its pods' activeDeadlineSeconds.
@@ -647,17 +647,19 @@ func (w Workload) Ref() ObjectRef {
 const DefaultTerminationGracePeriodSeconds = 30
 
 // TerminationSeconds is the longest its pods may take to terminate once evicted: the grace period
-// (30 when unset), and 2 seconds more when a preStop hook runs. The kubelet gives the hook at most
-// the grace period, subtracts what it took, and never gives the container less than 2 seconds after
-// it (k8s.io/kubernetes@v1.37.2 pkg/kubelet/kuberuntime/kuberuntime_container.go, killContainer;
-// minimumGracePeriodInSeconds in kuberuntime_manager.go). A hook's sleep is thus not added to the
-// grace period: it takes the application's share of it.
+// (30 when unset), and 2 seconds more when a preStop hook may run into its last 2 seconds. The
+// kubelet gives the hook at most the grace period, subtracts what it took, and never gives the
+// container less than 2 seconds after it (k8s.io/kubernetes@v1.37.2
+// pkg/kubelet/kuberuntime/kuberuntime_container.go, killContainer; minimumGracePeriodInSeconds in
+// kuberuntime_manager.go). A hook's sleep is thus not added to the grace period: it takes the
+// application's share of it, and a hook known to sleep less than the grace period less 2 seconds
+// adds nothing.
 func (w Workload) TerminationSeconds() int64 {
 	g := w.TerminationGracePeriodSeconds
 	if g == 0 {
 		g = DefaultTerminationGracePeriodSeconds
 	}
-	if w.PreStopHook {
+	if w.PreStopHook && (w.PreStopSleepSeconds == 0 || w.PreStopSleepSeconds > g-2) {
 		g += 2
 	}
 	return g
@@ -770,13 +772,13 @@ type PodDisruptionBudget struct {
 	UnhealthyPodEvictionPolicy string `json:"unhealthyPodEvictionPolicy,omitempty"`
 }
 
-// ShortBlocksUnready reports whether the budget is short of healthy pods and so refuses to evict even
-// its unready ones: under IfHealthyBudget (the default) an unready pod is evicted without the budget
-// only while currentHealthy >= desiredHealthy > 0, otherwise it needs a disruption the budget
+// ShortBlocksUnready reports whether the budget refuses to evict even its unready pods without a
+// disruption to spend: under IfHealthyBudget (the default) an unready pod is evicted without the
+// budget only while currentHealthy >= desiredHealthy > 0, otherwise it needs a disruption the budget
 // allows (k8s.io/kubernetes@v1.37.2 pkg/registry/core/pod/storage/eviction.go); AlwaysAllow evicts
 // unready pods whatever the budget.
 func (p PodDisruptionBudget) ShortBlocksUnready() bool {
-	return p.UnhealthyPodEvictionPolicy != "AlwaysAllow" && p.CurrentHealthy < p.DesiredHealthy
+	return p.UnhealthyPodEvictionPolicy != "AlwaysAllow" && !(p.CurrentHealthy >= p.DesiredHealthy && p.DesiredHealthy > 0)
 }
 
 // Ref names the budget.

@@ -89,8 +89,9 @@ const (
 	// Upgrade planning.
 	// CodePDBBlocksDrain details: nodes (how many drains it holds), covers (the workloads it covers,
 	// comma-separated), never ("true" when the budget can never allow an eviction: maxUnavailable 0,
-	// minAvailable 100% or all its pods). Object is the budget, Related the nodes: one finding per
-	// budget.
+	// minAvailable 100% or all its pods), short (how many healthy pods the budget lacks, when under
+	// IfHealthyBudget it refuses even its unready pods). Object is the budget, Related the nodes: one
+	// finding per budget.
 	CodePDBBlocksDrain          Code = "PDB_BLOCKS_DRAIN"
 	CodeUnmanagedPodBlocksDrain Code = "UNMANAGED_POD_BLOCKS_DRAIN"
 	CodeSettingDefaultChanges   Code = "SETTING_DEFAULT_CHANGES"

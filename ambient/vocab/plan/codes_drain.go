@@ -12,13 +12,13 @@ const (
 	// nodes, Related the workloads. Some waves hold fewer nodes than the batch size, so that no
 	// wave cordons every node the pods it evicts can move to.
 	CodeWaveKeepsRoomForEvictedPods Code = "WAVE_KEEPS_ROOM_FOR_EVICTED_PODS"
-	// CodeDrainTimeoutBelowGracePeriod details: grace (the workload's terminationGracePeriodSeconds,
-	// 30 when unset), timeout (the plan's drain timeout), needed (the timeout the plan would need),
+	// CodeDrainTimeoutBelowGracePeriod details: grace (how long the workload's pods may take to
+	// terminate: mesh.Workload's TerminationSeconds), timeout (the plan's drain timeout), needed (the timeout the plan would need),
 	// nodes (how many of the plan's drains evict its pods). Object is the workload.
 	CodeDrainTimeoutBelowGracePeriod Code = "DRAIN_TIMEOUT_BELOW_GRACE_PERIOD"
 	// CodeJobMayOutliveDrainTimeout details: deadline (the longest activeDeadlineSeconds bounding
 	// its pods, "" when none does), timeout (the plan's drain timeout), needed (the timeout the plan
-	// would need, when bounded), nodes (how many of the plan's drains wait for its pods). Object is
+	// would need, when bounded: the deadline, the pods' termination and a minute), nodes (how many of the plan's drains wait for its pods). Object is
 	// the Job or CronJob. Waivable when its bound exceeds the timeout; info when nothing bounds it.
 	CodeJobMayOutliveDrainTimeout Code = "JOB_MAY_OUTLIVE_DRAIN_TIMEOUT"
 )

@@ -227,10 +227,10 @@ func (b *Builder) blockedBy(bud mesh.PodDisruptionBudget, node string, w mesh.Ob
 		return
 	}
 	if bud.ShortBlocksUnready() {
-		f.Details["unready"] = fmt.Sprint(bud.DesiredHealthy - bud.CurrentHealthy)
-		f.Message += fmt.Sprintf("; it is %d healthy pod(s) short and its unhealthyPodEvictionPolicy is IfHealthyBudget (the default when unset), so not even its unready pods can be evicted until enough of them turn ready",
-			bud.DesiredHealthy-bud.CurrentHealthy)
-		f.Remedy = "make the budget's pods ready before the drain, or set spec.unhealthyPodEvictionPolicy: AlwaysAllow on it so that unready pods can be evicted; or waive and let the drain time out and report"
+		f.Details["short"] = fmt.Sprint(max(0, bud.DesiredHealthy-bud.CurrentHealthy))
+		f.Message += fmt.Sprintf("; with %d healthy of %d desired and unhealthyPodEvictionPolicy IfHealthyBudget (the default when unset), not even its unready pods can be evicted until enough of them turn ready",
+			bud.CurrentHealthy, bud.DesiredHealthy)
+		f.Remedy = "make the budget's pods ready before the drain, or set spec.unhealthyPodEvictionPolicy: AlwaysAllow on it so that its unready pods can be evicted (its ready ones still wait for the budget); or waive and let the drain time out and report"
 	}
 }
 
@@ -356,7 +356,7 @@ func (b *Builder) JobsBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64,
 	seen := map[*mesh.Workload]*hit{}
 	for _, d := range nodes {
 		for _, w := range ix.On(d.Node.Name) {
-			if w.Kind != "Job" && w.Kind != "CronJob" || w.ActiveDeadlineSeconds > 0 && w.ActiveDeadlineSeconds <= timeout {
+			if w.Kind != "Job" && w.Kind != "CronJob" || w.ActiveDeadlineSeconds > 0 && w.ActiveDeadlineSeconds+w.TerminationSeconds() <= timeout {
 				continue
 			}
 			h := seen[w]
@@ -369,23 +369,24 @@ func (b *Builder) JobsBeyondTimeout(ix *Index, nodes []DrainNode, timeout int64,
 		}
 	}
 	evict := plan.RemedyOption{Option: jobsOption, Value: "evict"}
+	evicted := "an evicted Job pod starts over only if its Job's backoffLimit allows"
 	for _, h := range hits {
 		f := plan.Finding{Code: plan.CodeJobMayOutliveDrainTimeout, Object: h.w.Ref(),
 			Details: map[string]string{"timeout": fmt.Sprint(timeout), "nodes": fmt.Sprint(h.nodes)}}
 		if d := h.w.ActiveDeadlineSeconds; d > 0 {
-			needed := d + 60
+			needed := d + h.w.TerminationSeconds() + 60
 			longer := plan.RemedyOption{Option: option, Value: (time.Duration(needed) * time.Second).String()}
 			f.Severity = plan.Waivable
 			f.Details["deadline"], f.Details["needed"] = fmt.Sprint(d), fmt.Sprint(needed)
-			f.Message = fmt.Sprintf("the pods of %s may run up to %ds (activeDeadlineSeconds), longer than the plan's drain timeout of %ds; each of the %d drain(s) that waits for them may time out with the Job still running",
-				h.w.Ref(), d, timeout, h.nodes)
-			f.Remedy = fmt.Sprintf("give the drains the Job's deadline and a minute (%s), or evict Jobs instead of waiting (%s: the Job restarts its pods elsewhere), or run the plan when the Job is not running", longer.Text(), evict.Text())
+			f.Message = fmt.Sprintf("the pods of %s may run up to %ds (activeDeadlineSeconds) and then take %ds to terminate, longer than the plan's drain timeout of %ds: each of the %d drain(s) that waits for them may time out with the Job still running, which stops the run there",
+				h.w.Ref(), d, h.w.TerminationSeconds(), timeout, h.nodes)
+			f.Remedy = fmt.Sprintf("give the drains the Job's deadline, its termination and a minute (%s), or evict Jobs instead of waiting (%s; %s), or run the plan when the Job is not running", longer.Text(), evict.Text(), evicted)
 			f.RemedyOptions = []plan.RemedyOption{longer, evict}
 		} else {
 			f.Severity = plan.Info
-			f.Message = fmt.Sprintf("no activeDeadlineSeconds bounds the pods of %s: each of the %d drain(s) that waits for them ends when they finish or after its timeout of %ds, whichever comes first",
+			f.Message = fmt.Sprintf("no activeDeadlineSeconds bounds the pods of %s: each of the %d drain(s) that waits for them ends when they finish, or fails after its timeout of %ds and stops the run there (a later run resumes it from the journal)",
 				h.w.Ref(), h.nodes, timeout)
-			f.Remedy = fmt.Sprintf("if the Job may run longer than the timeout, run the plan when it is not running, or evict Jobs instead of waiting (%s)", evict.Text())
+			f.Remedy = fmt.Sprintf("if the Job may run longer than the timeout, run the plan when it is not running, or evict Jobs instead of waiting (%s; %s)", evict.Text(), evicted)
 			f.RemedyOptions = []plan.RemedyOption{evict}
 		}
 		b.Finding(f)

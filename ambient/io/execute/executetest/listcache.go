@@ -13,15 +13,19 @@ import (
 // next write of any object. The fake client answers each LIST by encoding and decoding the whole
 // list as JSON, and the world's controllers and scheduler list pods and nodes on almost every
 // event, which made the LISTs most of the executor tests' time. Every write goes through this
-// client (the recording client wraps it, the controllers call it), so no copy outlives a change.
+// client (the recording client wraps it, the controllers call it) and ends the copy; while a write
+// is under way, LISTs go to the fake.
 // Only LISTs narrowed by nothing but a namespace are served from the copy; the rest pass through.
 type listCache struct {
 	client.WithWatch
 
-	mu    sync.Mutex
-	gen   uint64 // bumped by every write
-	pods  cachedList[*corev1.PodList]
-	nodes cachedList[*corev1.NodeList]
+	mu  sync.Mutex
+	gen uint64 // bumped when a write ends
+	// writing counts the writes under way: the fake may have stored one (and sent its watch
+	// event) before it returns, so no copy is served or kept while any is.
+	writing int
+	pods    cachedList[*corev1.PodList]
+	nodes   cachedList[*corev1.NodeList]
 }
 
 type cachedList[L client.ObjectList] struct {
@@ -32,10 +36,17 @@ type cachedList[L client.ObjectList] struct {
 
 func newListCache(c client.WithWatch) *listCache { return &listCache{WithWatch: c} }
 
-func (c *listCache) wrote() {
+// write marks a write under way; the returned func ends it.
+func (c *listCache) write() func() {
 	c.mu.Lock()
-	c.gen++
+	c.writing++
 	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.writing--
+		c.gen++
+		c.mu.Unlock()
+	}
 }
 
 // List serves pods and nodes from the copy when the options allow it.
@@ -51,34 +62,44 @@ func (c *listCache) List(ctx context.Context, list client.ObjectList, opts ...cl
 		if err != nil {
 			return err
 		}
-		l.ListMeta = all.ListMeta
-		l.Items = l.Items[:0]
-		for i := range all.Items {
-			if lo.Namespace == "" || all.Items[i].Namespace == lo.Namespace {
-				l.Items = append(l.Items, *all.Items[i].DeepCopy())
-			}
-		}
+		*l = corev1.PodList{TypeMeta: all.TypeMeta, ListMeta: *all.ListMeta.DeepCopy(), Items: copyItems(all.Items, lo.Namespace)}
 		return nil
 	case *corev1.NodeList:
+		if lo.Namespace != "" { // nodes have none: the fake answers an empty list
+			break
+		}
 		all, err := cached(ctx, c, &c.nodes, func() *corev1.NodeList { return &corev1.NodeList{} })
 		if err != nil {
 			return err
 		}
-		l.ListMeta = all.ListMeta
-		l.Items = l.Items[:0]
-		for i := range all.Items {
-			l.Items = append(l.Items, *all.Items[i].DeepCopy())
-		}
+		*l = corev1.NodeList{TypeMeta: all.TypeMeta, ListMeta: *all.ListMeta.DeepCopy(), Items: copyItems(all.Items, "")}
 		return nil
 	}
 	return c.WithWatch.List(ctx, list, opts...)
 }
 
+// copyItems deep-copies the items of the namespace ("" for all), so that no caller shares the copy.
+func copyItems[T any, P interface {
+	*T
+	GetNamespace() string
+	DeepCopyInto(*T)
+}](items []T, namespace string) []T {
+	out := make([]T, 0, len(items))
+	for i := range items {
+		if namespace == "" || P(&items[i]).GetNamespace() == namespace {
+			var c T
+			P(&items[i]).DeepCopyInto(&c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // cached returns the copy of the whole list, reading it again when a write came since.
 func cached[L client.ObjectList](ctx context.Context, c *listCache, e *cachedList[L], fresh func() L) (L, error) {
 	c.mu.Lock()
-	gen, have := c.gen, e.list
-	if e.read && e.gen == gen {
+	gen, have, quiet := c.gen, e.list, c.writing == 0
+	if quiet && e.read && e.gen == gen {
 		c.mu.Unlock()
 		return have, nil
 	}
@@ -89,7 +110,7 @@ func cached[L client.ObjectList](ctx context.Context, c *listCache, e *cachedLis
 		return zero, err
 	}
 	c.mu.Lock()
-	if c.gen == gen { // no write while it was read
+	if quiet && c.gen == gen && c.writing == 0 { // no write under way before, while or after it was read
 		e.gen, e.list, e.read = gen, l, true
 	}
 	c.mu.Unlock()
@@ -98,32 +119,32 @@ func cached[L client.ObjectList](ctx context.Context, c *listCache, e *cachedLis
 
 // Create, Update, Patch, Delete, DeleteAllOf and Apply invalidate the copies.
 func (c *listCache) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.Create(ctx, obj, opts...)
 }
 
 func (c *listCache) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.Update(ctx, obj, opts...)
 }
 
 func (c *listCache) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.Patch(ctx, obj, patch, opts...)
 }
 
 func (c *listCache) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.Delete(ctx, obj, opts...)
 }
 
 func (c *listCache) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.DeleteAllOf(ctx, obj, opts...)
 }
 
 func (c *listCache) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	defer c.wrote()
+	defer c.write()()
 	return c.WithWatch.Apply(ctx, obj, opts...)
 }
 
@@ -144,22 +165,22 @@ type subResourceWriter struct {
 }
 
 func (w *subResourceWriter) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	defer w.c.wrote()
+	defer w.c.write()()
 	return w.SubResourceWriter.Create(ctx, obj, sub, opts...)
 }
 
 func (w *subResourceWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	defer w.c.wrote()
+	defer w.c.write()()
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (w *subResourceWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	defer w.c.wrote()
+	defer w.c.write()()
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 func (w *subResourceWriter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	defer w.c.wrote()
+	defer w.c.write()()
 	return w.SubResourceWriter.Apply(ctx, obj, opts...)
 }
 

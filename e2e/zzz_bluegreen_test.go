@@ -69,25 +69,27 @@ const (
 var (
 	// bgBlueNodes is how many nodes run blue when the operation starts (the suites' 24 and the rest
 	// added here, in the same two pools).
-	bgBlueNodes = blueGreenNodes()
+	bgBlueNodes, bgNodesErr = blueGreenNodes()
 	// bgBatch is the blue-green batch size: nodes drained between two health gates.
 	bgBatch = max(4, bgBlueNodes/8)
 	// bgKillAtDrain: the first apply process is killed while this drain (1-based) is in progress.
 	bgKillAtDrain = bgBlueNodes * 3 / 10
 )
 
-// blueGreenNodes reads E2E_BLUEGREEN_NODES: 48 or more (twice the suites' nodes, so that the
-// batches and the kill fall where they should); anything else stops the run with the reason.
-func blueGreenNodes() int {
+// blueGreenNodes reads E2E_BLUEGREEN_NODES: from 48 (twice the suites' nodes, so that the batches
+// and the kill fall where they should) to 200 (the added blue nodes' pod ranges, 127.64.30.0/24 up, must
+// stay below green's, from 127.64.210; growBlue skips 200). TestBlueGreenZtunnel fails on any other
+// value, naming it.
+func blueGreenNodes() (int, error) {
 	v := os.Getenv("E2E_BLUEGREEN_NODES")
 	if v == "" {
-		return 64
+		return 64, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 48 {
-		panic(fmt.Sprintf("E2E_BLUEGREEN_NODES=%q: want a whole number of blue nodes, 48 or more", v))
+	if err != nil || n < 48 || n > 200 {
+		return 64, fmt.Errorf("E2E_BLUEGREEN_NODES=%q: want a whole number of blue nodes from 48 to 200", v)
 	}
-	return n
+	return n, nil
 }
 
 var nodePoolGVK = map[string]string{"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}
@@ -102,11 +104,18 @@ var nodePoolGVK = map[string]string{"apiVersion": "karpenter.sh/v1", "kind": "No
 // every event that no node with ambient pods lacks a ready ztunnel, no node runs two, no budget is
 // violated, and istiod trusts every ztunnel that runs.
 func TestBlueGreenZtunnel(t *testing.T) {
+	if bgNodesErr != nil {
+		t.Fatal(bgNodesErr)
+	}
 	switch {
 	case !h.Cluster.Owned() && os.Getenv("E2E_UPGRADE_EXISTING") != "1":
 		failCannotRun(t, "TestBlueGreenZtunnel drains every node; on an existing cluster it runs only with E2E_UPGRADE_EXISTING=1")
 	case !h.Opts.FakeNodes:
-		failCannotRun(t, fmt.Sprintf("TestBlueGreenZtunnel adds %d blue and %d green nodes; it needs kwok nodes (E2E_FAKE_NODES=on)", bgBlueNodes-24, 2*bgGreenPerPool))
+		have := 0
+		for _, names := range h.Nodes {
+			have += len(names)
+		}
+		failCannotRun(t, fmt.Sprintf("TestBlueGreenZtunnel adds %d blue and %d green nodes; it needs kwok nodes (E2E_FAKE_NODES=on)", max(0, bgBlueNodes-have), 2*bgGreenPerPool))
 	}
 	live := func(ctx context.Context) (*mesh.Snapshot, error) {
 		return observe.Live(ctx, h.Client, observe.Options{ServerVersion: h.Clientset.Discovery()})

@@ -38,12 +38,13 @@ import (
 // valuesTree is one set of values some plan or fixture gives a chart, with the release it is for.
 type valuesTree struct {
 	// from names where the tree was found, for the failure message.
-	from               string
-	release, namespace string
-	// chart is the chart's name (istiod, cni, ...).
-	chart   string
-	values  map[string]any
+	from string
+	// rel is the step's release as the plan has it (ReuseValues included); its Chart.Name names the
+	// chart (istiod, cni, ...), its Chart source is replaced by the local folder.
+	rel     plan.HelmRelease
 	upgrade bool
+	// planned is true for the trees of plans (goldens and planned), not of recorded releases.
+	planned bool
 }
 
 // TestThePrintedHelmFlagsRenderWhatTheExecutorInstalls is the proof that a runbook's helm command
@@ -70,7 +71,16 @@ func TestThePrintedHelmFlagsRenderWhatTheExecutorInstalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	chartDirs := chartFolders(t, chartsDir)
+	// The probe renders nothing but the values Helm ends up with, so a key --set reads otherwise
+	// differs even where no chart template reads it.
+	chartDirs[probeChart] = writeProbeChart(t)
 	trees := valuesTrees(t)
+	planned := 0
+	for _, tr := range trees {
+		if tr.planned {
+			planned++
+		}
+	}
 	var dotted, rendered atomic.Int32
 	home := t.TempDir()
 	work := make(chan valuesTree)
@@ -80,9 +90,11 @@ func TestThePrintedHelmFlagsRenderWhatTheExecutorInstalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for tr := range work {
-				if compareRenders(ctx, t, helmCLI, home, chartDirs, tr) {
+				probe := tr
+				probe.rel.Chart.Name = probeChart
+				if compareRenders(ctx, t, helmCLI, home, chartDirs, tr) && compareRenders(ctx, t, helmCLI, home, chartDirs, probe) {
 					rendered.Add(1)
-					if hasDottedKey(tr.values) {
+					if hasDottedKey(tr.rel.Values) {
 						dotted.Add(1)
 					}
 				}
@@ -95,8 +107,8 @@ func TestThePrintedHelmFlagsRenderWhatTheExecutorInstalls(t *testing.T) {
 	close(work)
 	wg.Wait()
 	t.Logf("rendered %d values trees both ways (%d with dotted keys)", rendered.Load(), dotted.Load())
-	if len(trees) < 60 {
-		t.Errorf("found %d values trees, want those of the goldens, corpus and fixtures (60 or more)", len(trees))
+	if len(trees) < 60 || planned < 40 {
+		t.Errorf("found %d values trees, %d of them of plans; want those of the goldens, corpus and fixtures (60 or more, 40 of plans)", len(trees), planned)
 	}
 	if dotted.Load() == 0 {
 		t.Error("no values tree has a dotted key: the escaping of keys is not exercised")
@@ -106,9 +118,9 @@ func TestThePrintedHelmFlagsRenderWhatTheExecutorInstalls(t *testing.T) {
 // compareRenders renders one tree both ways and reports whether both rendered; a difference or a
 // failure is an error of the test.
 func compareRenders(ctx context.Context, t *testing.T, helmCLI, home string, chartDirs map[string]string, tr valuesTree) bool {
-	dir, ok := chartDirs[tr.chart]
+	dir, ok := chartDirs[tr.rel.Chart.Name]
 	if !ok {
-		t.Errorf("%s: no chart %q among the Istio charts (%v)", tr.from, tr.chart, sortedNames(chartDirs))
+		t.Errorf("%s: no chart %q among the Istio charts (%v)", tr.from, tr.rel.Chart.Name, sortedNames(chartDirs))
 		return false
 	}
 	cmd, err := templateCommand(helmCLI, dir, tr)
@@ -137,11 +149,12 @@ func compareRenders(ctx context.Context, t *testing.T, helmCLI, home string, cha
 // --reuse-values, which helm template does not know, dropped: helm template renders the values
 // over the chart's defaults, as a fresh install does, on both sides of the comparison.
 func templateCommand(helmCLI, chartDir string, tr valuesTree) (string, error) {
-	h := &plan.HelmRelease{Release: tr.release, Namespace: tr.namespace, Chart: plan.ChartRef{Name: tr.chart, Path: chartDir}, Values: tr.values}
-	st := &plan.Step{ID: "values", HelmInstall: h}
+	h := tr.rel // a copy: the plan's release with its chart pointed at the folder
+	h.Chart = plan.ChartRef{Name: tr.rel.Chart.Name, Path: chartDir}
+	st := &plan.Step{ID: "values", HelmInstall: &h}
 	verb := "helm install "
 	if tr.upgrade {
-		st = &plan.Step{ID: "values", HelmUpgrade: h}
+		st = &plan.Step{ID: "values", HelmUpgrade: &h}
 		verb = "helm upgrade "
 	}
 	cmds := plan.Commands(st)
@@ -182,8 +195,8 @@ func renderWithSDK(chartDir string, tr valuesTree) (map[string]string, error) {
 	}
 	in := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	in.DryRun, in.DryRunOption, in.ClientOnly, in.Replace = true, "true", true, true
-	in.ReleaseName, in.Namespace, in.IsUpgrade = tr.release, tr.namespace, tr.upgrade
-	rel, err := in.Run(ch, tr.values)
+	in.ReleaseName, in.Namespace, in.IsUpgrade = tr.rel.Release, tr.rel.Namespace, tr.upgrade
+	rel, err := in.Run(ch, tr.rel.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -274,13 +287,13 @@ func valuesTrees(t *testing.T) []valuesTree {
 	var out []valuesTree
 	seen := map[string]bool{}
 	add := func(tr valuesTree) {
-		if len(tr.values) == 0 {
+		if len(tr.rel.Values) == 0 {
 			return
 		}
-		b, _ := json.Marshal(tr.values)
+		b, _ := json.Marshal(tr.rel.Values)
 		// The release and namespace reach both renders as the same arguments; the values are what
 		// the comparison is about.
-		key := fmt.Sprintf("%s|%v|%s", tr.chart, tr.upgrade, b)
+		key := fmt.Sprintf("%s|%v|%v|%s", tr.rel.Chart.Name, tr.upgrade, tr.rel.ReuseValues, b)
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, tr)
@@ -289,10 +302,10 @@ func valuesTrees(t *testing.T) []valuesTree {
 	fromPlan := func(from string, p *plan.Plan) {
 		for _, st := range p.Steps {
 			if h := st.HelmInstall; h != nil {
-				add(valuesTree{from: from + " step " + st.ID, release: h.Release, namespace: h.Namespace, chart: h.Chart.Name, values: h.Values})
+				add(valuesTree{from: from + " step " + st.ID, rel: *h, planned: true})
 			}
 			if h := st.HelmUpgrade; h != nil {
-				add(valuesTree{from: from + " step " + st.ID, release: h.Release, namespace: h.Namespace, chart: h.Chart.Name, values: h.Values, upgrade: true})
+				add(valuesTree{from: from + " step " + st.ID, rel: *h, upgrade: true, planned: true})
 			}
 		}
 	}
@@ -347,7 +360,8 @@ func valuesTrees(t *testing.T) []valuesTree {
 	for _, name := range names {
 		s := states[name]
 		for _, r := range s.HelmReleases {
-			add(valuesTree{from: name + " release " + r.Namespace + "/" + r.Name, release: r.Name, namespace: r.Namespace, chart: r.Chart, values: r.Values, upgrade: true})
+			add(valuesTree{from: name + " release " + r.Namespace + "/" + r.Name, upgrade: true,
+				rel: plan.HelmRelease{Release: r.Name, Namespace: r.Namespace, Chart: plan.ChartRef{Name: r.Chart}, Values: r.Values}})
 		}
 		for _, target := range []string{"1.31.4", "1.30.3", "1.29.4"} {
 			if p, err := ambient.PlanUpgrade(s, ambient.UpgradeOptions{Target: mesh.MustParseVersion(target)}); err == nil || errors.Is(err, plan.ErrBlocked) {
@@ -366,10 +380,10 @@ func valuesTrees(t *testing.T) []valuesTree {
 	for _, r := range ist.Releases() {
 		ch := map[string]string{charts.ChartBase: "base", charts.ChartIstiod: "istiod", charts.ChartCNI: "cni",
 			charts.ChartZtunnel: "ztunnel", charts.ChartGateway: "gateway"}[r.Chart]
-		add(valuesTree{from: "e2e installation " + r.Name, release: r.Name, namespace: r.Namespace, chart: ch, values: r.Values})
+		add(valuesTree{from: "e2e installation " + r.Name, rel: plan.HelmRelease{Release: r.Name, Namespace: r.Namespace, Chart: plan.ChartRef{Name: ch}, Values: r.Values}})
 	}
 	// The characters that --set and the shell read specially, where the istiod chart renders them.
-	add(valuesTree{from: "special characters", release: "istiod-special", namespace: "istio-system", chart: "istiod", values: map[string]any{
+	add(valuesTree{from: "special characters", rel: plan.HelmRelease{Release: "istiod-special", Namespace: "istio-system", Chart: plan.ChartRef{Name: "istiod"}, Values: map[string]any{
 		"revision":         "special",
 		"nodeSelector":     map[string]any{"kubernetes.io/os": "linux", "karpenter.sh/nodepool": "general"},
 		"podAnnotations":   map[string]any{"sidecar.istio.io/inject": "false", "example.com/note": `a,b 'quoted' back\slash $HOME {x,y}`},
@@ -379,8 +393,30 @@ func valuesTrees(t *testing.T) []valuesTree {
 		"autoscaleEnabled": false,
 		"tolerations":      []any{map[string]any{"key": "karpenter.sh/disruption", "operator": "Exists", "effect": "NoSchedule"}},
 		"resources":        nil,
-	}})
+	}}})
 	return out
+}
+
+// probeChart names the chart writeProbeChart makes.
+const probeChart = "ambientkit-values-probe"
+
+// writeProbeChart writes a chart whose one template is the values Helm computed, as JSON.
+func writeProbeChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), probeChart)
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"Chart.yaml":            "apiVersion: v2\nname: " + probeChart + "\nversion: 0.1.0\n",
+		"templates/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: values\ndata:\n  values.json: {{ toJson .Values | quote }}\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // hasDottedKey reports whether a key anywhere in the tree holds a dot.

@@ -28,6 +28,7 @@ var allowedImports = map[string][]string{
 	"":                                     {},
 	"ambient/vocab/mesh":                   {},
 	"internal/helmrecord":                  {},
+	"internal/corpustest":                  {"ambient/vocab/mesh", "ambient/io/observe", "ambient/io/demo"},
 	"ambient/io/internal/affinity":         {"ambient/vocab/mesh"},
 	"ambient/vocab/mesh/meshtest":          {"ambient/vocab/mesh"},
 	"ambient/vocab/plan/internal/nodename": {},

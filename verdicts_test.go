@@ -1,19 +1,15 @@
 package ambientkit_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/io/demo"
-	"github.com/ambientkit/ambientkit/ambient/io/observe"
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
+	"github.com/ambientkit/ambientkit/internal/corpustest"
 	"github.com/ambientkit/ambientkit/migrate"
 	"github.com/ambientkit/ambientkit/tags"
 	"github.com/ambientkit/ambientkit/ztunnel"
@@ -26,31 +22,9 @@ import (
 // else, and give each kind the dump lacks a verdict of its own. The control-plane operations'
 // scope is every object; a migration's is at least every object of its namespace.
 func TestEveryOperationGivesEachObjectInItsScopeOneVerdict(t *testing.T) {
-	states := map[string]*mesh.Snapshot{}
-	s, err := demo.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	states["demo"] = s
-	dumps, err := filepath.Glob("testdata/broken/*/dump")
-	if err != nil || len(dumps) < 25 {
-		t.Fatalf("corpus: %v, %d dumps", err, len(dumps))
-	}
-	for _, d := range dumps {
-		s, err := observe.Dir(context.Background(), d, observe.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", d, err)
-		}
-		states[filepath.Base(filepath.Dir(d))] = s
-	}
-	names := make([]string, 0, len(states))
-	for n := range states {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	planned := 0
-	for _, name := range names {
-		s := states[name]
+	for _, st := range corpustest.States(t, ".") {
+		name, s := st.Name, st.Snapshot
 		for _, op := range operations(s) {
 			p, err := op.run()
 			if err != nil && !errors.Is(err, plan.ErrBlocked) {

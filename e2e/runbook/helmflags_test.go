@@ -26,12 +26,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ambientkit/ambientkit/ambient"
-	"github.com/ambientkit/ambientkit/ambient/io/demo"
-	"github.com/ambientkit/ambientkit/ambient/io/observe"
 	"github.com/ambientkit/ambientkit/ambient/vocab/mesh"
 	"github.com/ambientkit/ambientkit/ambient/vocab/plan"
 	"github.com/ambientkit/ambientkit/e2e/internal/charts"
 	"github.com/ambientkit/ambientkit/e2e/internal/harness"
+	"github.com/ambientkit/ambientkit/internal/corpustest"
 	"github.com/ambientkit/ambientkit/ztunnel"
 )
 
@@ -335,30 +334,8 @@ func valuesTrees(t *testing.T) []valuesTree {
 		t.Fatal(err)
 	}
 	// The demo and corpus states: their releases' values and the plans made on them.
-	states := map[string]*mesh.Snapshot{}
-	s, err := demo.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	states["demo"] = s
-	dumps, err := filepath.Glob("../../testdata/broken/*/dump")
-	if err != nil || len(dumps) < 25 {
-		t.Fatalf("corpus: %v, %d dumps", err, len(dumps))
-	}
-	for _, d := range dumps {
-		s, err := observe.Dir(context.Background(), d, observe.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", d, err)
-		}
-		states[filepath.Base(filepath.Dir(d))] = s
-	}
-	names := make([]string, 0, len(states))
-	for n := range states {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		s := states[name]
+	for _, st := range corpustest.States(t, "../..") {
+		name, s := st.Name, st.Snapshot
 		for _, r := range s.HelmReleases {
 			add(valuesTree{from: name + " release " + r.Namespace + "/" + r.Name, upgrade: true,
 				rel: plan.HelmRelease{Release: r.Name, Namespace: r.Namespace, Chart: plan.ChartRef{Name: r.Chart}, Values: r.Values}})

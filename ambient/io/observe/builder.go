@@ -96,8 +96,14 @@ type builder struct {
 	// jobDeadline is each Job's spec.activeDeadlineSeconds (0: none), by namespace/name.
 	jobDeadline map[string]int64
 	workloads   map[workloadKey]*workloadAgg
-	podNS       map[string]*namespaceAgg
-	nodePods    map[string][]mesh.NodePod // namespace/daemonset → pods
+	// claims and volumes are the PersistentVolumeClaims (namespace/name) and PersistentVolumes
+	// (name) read, for where pods' volumes pin them; nodeRequested sums the requests of each
+	// node's pods.
+	claims        map[string]claimRef
+	volumes       map[string]volumeRef
+	nodeRequested map[string]mesh.Resources
+	podNS         map[string]*namespaceAgg
+	nodePods      map[string][]mesh.NodePod // namespace/daemonset → pods
 
 	mig migrationParts // Services and telemetry for namespace migration (migration.go)
 	net networkParts   // NetworkPolicies, routes, Istio config and more fields of read kinds (network.go)
@@ -105,17 +111,20 @@ type builder struct {
 
 func newBuilder() *builder {
 	return &builder{
-		namespaces:  map[string]map[string]string{},
-		cniConfig:   map[string]map[string]string{},
-		customKinds: map[string]string{},
-		read:        map[string]bool{},
-		releases:    map[releaseKey]*releaseRef{},
-		cronJobOf:   map[string]string{},
-		jobDeadline: map[string]int64{},
-		workloads:   map[workloadKey]*workloadAgg{},
-		podNS:       map[string]*namespaceAgg{},
-		nodePods:    map[string][]mesh.NodePod{},
-		net:         newNetworkParts(),
+		namespaces:    map[string]map[string]string{},
+		cniConfig:     map[string]map[string]string{},
+		customKinds:   map[string]string{},
+		read:          map[string]bool{},
+		releases:      map[releaseKey]*releaseRef{},
+		cronJobOf:     map[string]string{},
+		jobDeadline:   map[string]int64{},
+		workloads:     map[workloadKey]*workloadAgg{},
+		claims:        map[string]claimRef{},
+		volumes:       map[string]volumeRef{},
+		nodeRequested: map[string]mesh.Resources{},
+		podNS:         map[string]*namespaceAgg{},
+		nodePods:      map[string][]mesh.NodePod{},
+		net:           newNetworkParts(),
 	}
 }
 
@@ -245,6 +254,7 @@ func (b *builder) addNode(n *corev1.Node) {
 		Labels:         copyMap(n.Labels),
 		Unschedulable:  n.Spec.Unschedulable,
 		KubeletVersion: n.Status.NodeInfo.KubeletVersion,
+		Allocatable:    resources(n.Status.Allocatable),
 	}
 	for _, l := range mesh.PoolLabels {
 		if v := n.Labels[l]; v != "" {

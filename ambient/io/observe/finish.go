@@ -26,6 +26,11 @@ func (b *builder) finish(source string, opts Options) (*mesh.Snapshot, error) {
 	if err := b.kubernetesVersion(s, opts); err != nil {
 		return nil, err
 	}
+	for i := range s.Nodes {
+		if r := b.nodeRequested[s.Nodes[i].Name]; len(r) > 0 {
+			s.Nodes[i].Requested = r
+		}
+	}
 	b.finishNodeAgents(s)
 	s.Tags = b.tags()
 	b.finishWorkloads(s)
@@ -175,7 +180,10 @@ func (b *builder) finishWorkloads(s *mesh.Snapshot) {
 		order = append(order, k)
 	}
 	for _, k := range order {
-		s.Workloads = append(s.Workloads, merged[k].workload(k))
+		w := merged[k].workload(k)
+		w.Scheduling = merged[k].scheduling
+		w.Placed = b.finishPlacement(merged[k].placed)
+		s.Workloads = append(s.Workloads, w)
 	}
 }
 

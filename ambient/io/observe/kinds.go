@@ -128,6 +128,11 @@ var kinds = []kind{
 		add: typedAdd((*builder).addJob)},
 	{plural: "pods", kind: "Pod", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PodList{} },
 		heavy: true, add: typedAdd((*builder).addPod)},
+	// Where evicted pods can go again: the node affinity of the volumes their claims are bound to.
+	{plural: "persistentvolumeclaims", kind: "PersistentVolumeClaim", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PersistentVolumeClaimList{} },
+		add: typedAdd((*builder).addPersistentVolumeClaim)},
+	{plural: "persistentvolumes", kind: "PersistentVolume", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.PersistentVolumeList{} },
+		add: typedAdd((*builder).addPersistentVolume)},
 	{plural: "configmaps", kind: "ConfigMap", versions: []string{"v1"}, newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
 		listOpts: []client.ListOption{client.MatchingFields{"metadata.name": cniConfigMapName}},
 		add:      typedAdd((*builder).addConfigMap)},

@@ -108,6 +108,8 @@ var expectedKinds = []schema.GroupVersionKind{
 	{Version: "v1", Kind: "NamespaceList"},
 	{Version: "v1", Kind: "NodeList"},
 	{Version: "v1", Kind: "PodList"},
+	{Version: "v1", Kind: "PersistentVolumeClaimList"},
+	{Version: "v1", Kind: "PersistentVolumeList"},
 	{Version: "v1", Kind: "ConfigMapList"},
 	{Version: "v1", Kind: "ServiceList"},
 	{Version: "v1", Kind: "SecretList"},

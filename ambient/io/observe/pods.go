@@ -47,6 +47,10 @@ type workloadAgg struct {
 	// podDeadline is the pods' own spec.activeDeadlineSeconds, the longest (0 when one sets none).
 	podDeadline   int64
 	podNoDeadline bool
+	// scheduling is what places its pods (the first pod's constraints, the largest requests);
+	// placed are its pods' places.
+	scheduling *mesh.Scheduling
+	placed     []placedPod
 }
 
 // namespaceAgg counts a namespace's pods. Whether a pod without a dataplane-mode label should be
@@ -177,6 +181,7 @@ func (b *builder) addPod(p *corev1.Pod) {
 		return
 	}
 	ztunnel := p.Labels[labelApp] == "ztunnel" || anyImageNamed(p.Spec, "ztunnel")
+	b.addNodeRequests(p)
 	b.addNodeAgentPod(p, ztunnel)
 	sidecar, sidecarRev := sidecarOf(p, ztunnel)
 	b.addWorkloadPod(p, ztunnel, sidecar, sidecarRev)
@@ -274,6 +279,7 @@ func (b *builder) addWorkloadPod(p *corev1.Pod, ztunnel, sidecar bool, sidecarRe
 	if mountsEmptyDir(p) {
 		w.localStorage = true
 	}
+	w.addPlacement(p)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g > w.grace {
 		w.grace = *g
 	}
@@ -469,6 +475,16 @@ func (w *workloadAgg) merge(o *workloadAgg) {
 	w.preStopUnread = w.preStopUnread || o.preStopUnread
 	w.unbounded = w.unbounded || o.unbounded
 	w.deadline = max(w.deadline, o.deadline)
+	switch {
+	case w.scheduling == nil:
+		w.scheduling = o.scheduling
+	case o.scheduling != nil:
+		if o.scheduling.Varies || !sameScheduling(*w.scheduling, *o.scheduling) {
+			w.scheduling.Varies = true
+		}
+		maxInto(w.scheduling.Requests, o.scheduling.Requests)
+	}
+	w.placed = append(w.placed, o.placed...)
 }
 
 // summary turns a namespace's counters into a PodSummary, now that its labels are known.

@@ -54,6 +54,8 @@ func (s *Snapshot) Normalize() {
 	for i := range s.Workloads {
 		sort.Strings(s.Workloads[i].Nodes)
 		sortVersions(s.Workloads[i].ProxyVersions)
+		pl := s.Workloads[i].Placed
+		sort.Slice(pl, func(a, b int) bool { return pl[a].Name < pl[b].Name })
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	sort.Slice(s.NodePools, func(i, j int) bool { return s.NodePools[i].Name < s.NodePools[j].Name })
@@ -420,7 +422,8 @@ func (s *Snapshot) normalized() bool {
 		}
 	}
 	for _, w := range s.Workloads {
-		if !sort.StringsAreSorted(w.Nodes) || !versionsSorted(w.ProxyVersions) {
+		if !sort.StringsAreSorted(w.Nodes) || !versionsSorted(w.ProxyVersions) ||
+			!sort.SliceIsSorted(w.Placed, func(a, b int) bool { return w.Placed[a].Name < w.Placed[b].Name }) {
 			return false
 		}
 	}

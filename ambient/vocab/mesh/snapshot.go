@@ -631,6 +631,10 @@ type Workload struct {
 	// NetworkProbes is true when its containers have HTTP, TCP or gRPC probes (kubelet connects to
 	// the pod; exec probes stay inside it).
 	NetworkProbes bool `json:"networkProbes,omitempty"`
+	// Scheduling is what decides where its pods may be placed again (nil when the observation did
+	// not read it); Placed are its pods, by name, with their nodes and volumes.
+	Scheduling *Scheduling `json:"scheduling,omitempty"`
+	Placed     []PodPlace  `json:"placed,omitempty"`
 }
 
 // WorkloadAnnotationsKept are the pod annotation prefixes (ending in "/") and names a Workload keeps:
@@ -683,6 +687,11 @@ type Node struct {
 	Unschedulable  bool              `json:"unschedulable,omitempty"`
 	Taints         []Taint           `json:"taints,omitempty"`
 	KubeletVersion string            `json:"kubeletVersion,omitempty"`
+	// Allocatable is status.allocatable (nil when the input does not say); Requested sums the
+	// requests of the pods bound to the node that have not finished, as the scheduler counts them
+	// ("pods" counts them).
+	Allocatable Resources `json:"allocatable,omitempty"`
+	Requested   Resources `json:"requested,omitempty"`
 }
 
 // PoolLabels are the node labels that name a node pool, in the order they are tried.

@@ -14,9 +14,16 @@ func Required(a *corev1.Affinity) []mesh.NodeSelectorTerm {
 	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return nil
 	}
-	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	out := make([]mesh.NodeSelectorTerm, 0, len(terms))
-	for _, term := range terms {
+	return Terms(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+}
+
+// Terms returns a node selector's terms (ORed) as the snapshot's data; nil for a nil selector.
+func Terms(sel *corev1.NodeSelector) []mesh.NodeSelectorTerm {
+	if sel == nil {
+		return nil
+	}
+	out := make([]mesh.NodeSelectorTerm, 0, len(sel.NodeSelectorTerms))
+	for _, term := range sel.NodeSelectorTerms {
 		t := mesh.NodeSelectorTerm{MatchFields: len(term.MatchFields)}
 		for _, e := range term.MatchExpressions {
 			t.MatchExpressions = append(t.MatchExpressions, mesh.NodeRequirement{Key: e.Key, Operator: string(e.Operator), Values: append([]string(nil), e.Values...)})

@@ -219,7 +219,18 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 			Message: fmt.Sprintf("draining the nodes to replace ztunnel %s/%s loses the emptyDir data of %d pod(s): %s", z.Namespace, z.Name, len(lost), strings.Join(lost, ", ")),
 			Remedy:  askOrEvict(nbn.LocalStorage)})
 	}
-	waves, rooms := ix.Waves(s, order, batch)
+	var waves [][]steps.DrainNode
+	var rooms []steps.Room
+	if steps.PlacementAssessed(s) {
+		var unplaced []steps.Unplaced
+		waves, rooms, unplaced = ix.PlaceWaves(s, order, batch)
+		b.UnplacedFindings(z.Ref(), unplaced, "NodeByNode.BatchSize")
+	} else {
+		waves, rooms = ix.Waves(s, order, batch)
+		b.Finding(plan.Finding{Code: plan.CodePlacementNotAssessed, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+			Message: "the snapshot does not say how much room the nodes have or what the evicted pods need (node allocatable, pods' requests and constraints), so waves keep a schedulable node per pool for the pods they evict but do not count capacity",
+			Remedy:  "observe the cluster again (observe.Live, or a dump made with the current DumpCommands) to have the waves planned against capacity"})
+	}
 	roomFinding(b, z, batch, waves, rooms)
 	for i, nodes := range waves {
 		if len(lost) > 0 && nbn.LocalStorage != LocalStorageEvict && len(nodeByNodeLoss(ix, nodes)) > 0 {
@@ -308,6 +319,15 @@ func roomFinding(b *steps.Builder, z mesh.Ztunnel, batch int, waves [][]steps.Dr
 		nodes += len(w)
 	}
 	for _, r := range rooms {
+		if r.Capacity {
+			b.Finding(plan.Finding{Code: plan.CodeWaveKeepsRoomForEvictedPods, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
+				Related: r.Workloads,
+				Details: map[string]string{"capacity": "true", "deferred": strconv.Itoa(r.Deferred), "waves": strconv.Itoa(len(waves)), "batch": strconv.Itoa(batch)},
+				Message: fmt.Sprintf("the drains replacing ztunnel %s/%s come in %d waves for %d nodes, some smaller than the batch of %d: %d time(s) a node was kept for a later wave because a pod of %s that its drain evicts would have found no node with room outside the wave (counted in requests, under its node selector, affinity, taints, volumes and spread)",
+					z.Namespace, z.Name, len(waves), nodes, batch, r.Deferred, r.Workloads[0]),
+				Remedy: "nothing to do; to drain more nodes at once, add capacity where the workload may run"})
+			continue
+		}
 		names := make([]string, len(r.Pools))
 		for i, p := range r.Pools {
 			names[i] = p

@@ -21,11 +21,21 @@ const (
 	// would need, when bounded: the deadline, the pods' termination and a minute), nodes (how many of the plan's drains wait for its pods). Object is
 	// the Job or CronJob. Waivable when its bound exceeds the timeout; info when nothing bounds it.
 	CodeJobMayOutliveDrainTimeout Code = "JOB_MAY_OUTLIVE_DRAIN_TIMEOUT"
+	// CodeEvictedPodFitsNowhere details: pod, from (the node whose drain evicts it), requests, why
+	// (the nodes refused, by reason). Object is the pod's workload. Waivable: the pod stays Pending
+	// until the wave ends, its workload short of a replica, and a budget waiting for it holds the
+	// wave's other drains.
+	CodeEvictedPodFitsNowhere Code = "EVICTED_POD_FITS_NOWHERE"
+	// CodePlacementNotAssessed: the snapshot lacks what placing evicted pods needs (steps.
+	// PlacementAssessed), so waves are cut by counting nodes. Info.
+	CodePlacementNotAssessed Code = "PLACEMENT_NOT_ASSESSED"
 )
 
 func init() {
 	codeHelp[CodeDrainLosesEmptyDirData] = "a node drain evicts pods with emptyDir volumes, whose data is deleted with them"
 	codeHelp[CodeDrainTimeoutBelowGracePeriod] = "a workload's pods may take longer to terminate than the plan's drain timeout, so its drains time out with pods still terminating"
 	codeHelp[CodeJobMayOutliveDrainTimeout] = "a drain waits for a Job's pods to finish, and they may run longer than its timeout"
+	codeHelp[CodeEvictedPodFitsNowhere] = "a pod a drain evicts fits on no node left schedulable (requests, selectors, affinity, taints, volumes, spread), so it stays Pending until room is made"
+	codeHelp[CodePlacementNotAssessed] = "the snapshot does not hold node capacity and pod requests, so waves are not planned against capacity"
 	codeHelp[CodeWaveKeepsRoomForEvictedPods] = "a wave holds fewer nodes than the batch size, so that the pods it evicts keep a schedulable node of their pool to move to"
 }

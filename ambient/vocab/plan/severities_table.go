@@ -126,6 +126,8 @@ var codeSeverities = map[Code]severities{
 	CodeUpgradeChained:                      {Info},
 	CodeVersionNewerThanReleaseData:         {Info},
 	CodeWaveKeepsRoomForEvictedPods:         {Info},
+	CodeEvictedPodFitsNowhere:               {Waivable},
+	CodePlacementNotAssessed:                {Info},
 	CodeZtunnelReplacementResetsConnections: {Info},
 	CodeZtunnelRevisionSwitchRestarts:       {Info},
 }

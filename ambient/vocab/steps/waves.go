@@ -19,6 +19,9 @@ type Room struct {
 	Workloads []mesh.ObjectRef
 	// Deferred counts the times a node was put off to a later wave for them.
 	Deferred int
+	// Capacity is true for a room PlaceWaves counted in capacity: then Workloads is the one workload
+	// whose evicted pod no node outside the wave could take, and Pools and Schedulable are empty.
+	Capacity bool
 }
 
 // Waves cuts the drain order into waves of at most batch nodes, keeping the order, so that no wave

@@ -666,16 +666,7 @@ func (b *builder) addPodDisruptionBudget(p *policyv1.PodDisruptionBudget) {
 	if u := p.Spec.UnhealthyPodEvictionPolicy; u != nil {
 		pdb.UnhealthyPodEvictionPolicy = string(*u)
 	}
-	if sel := p.Spec.Selector; sel != nil {
-		pdb.Selector = &mesh.LabelSelector{MatchLabels: copyMap(sel.MatchLabels)}
-		for _, e := range sel.MatchExpressions {
-			t := mesh.SelectorTerm{Key: e.Key, Operator: string(e.Operator)}
-			if len(e.Values) > 0 {
-				t.Values = append([]string(nil), e.Values...)
-			}
-			pdb.Selector.MatchExpressions = append(pdb.Selector.MatchExpressions, t)
-		}
-	}
+	pdb.Selector = labelSelector(p.Spec.Selector)
 	b.pdbs = append(b.pdbs, pdb)
 }
 

@@ -3,6 +3,7 @@ package steps
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func fleet(nodes map[string]int64, labels map[string]map[string]string, pods []f
 		w := &s.Workloads[i]
 		w.Pods++
 		w.Placed = append(w.Placed, mesh.PodPlace{Name: fmt.Sprintf("%s-%d", w.Name, w.Pods), Node: p.node})
-		if !contains(w.Nodes, p.node) {
+		if !slices.Contains(w.Nodes, p.node) {
 			w.Nodes = append(w.Nodes, p.node)
 		}
 		for j := range s.Nodes {
@@ -53,15 +54,6 @@ func fleet(nodes map[string]int64, labels map[string]map[string]string, pods []f
 		}
 	}
 	return s
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func drainAll(s *mesh.Snapshot) []DrainNode {

@@ -99,9 +99,6 @@ func (c *roomCounter) reset() {
 	c.inWave, c.touched = map[string]int{}, map[*mesh.Workload]bool{}
 }
 
-// moves reports whether the workload's evicted pods are to be placed again somewhere.
-func moves(w *mesh.Workload) bool { return w.Kind != "DaemonSet" && w.Kind != "Pod" }
-
 // poolsOf returns the pools of the workload's nodes, sorted.
 func (c *roomCounter) poolsOf(w *mesh.Workload) []string {
 	if ps, ok := c.pools[w]; ok {
@@ -140,7 +137,7 @@ func (c *roomCounter) evicts(d DrainNode) []*mesh.Workload {
 	}
 	var ws []*mesh.Workload
 	for _, w := range c.ix.On(d.Node.Name) {
-		if moves(w) {
+		if w.Moves() {
 			ws = append(ws, w)
 		}
 	}

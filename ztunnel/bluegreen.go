@@ -3,6 +3,8 @@ package ztunnel
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +74,11 @@ type GreenCapacity struct {
 	// Nodes is how many ready green nodes to wait for before workloads move; 0 means 1 (or every
 	// relabelled node).
 	Nodes int
+	// NodeAllocatable is what each new green node offers pods (cpu in millicores, memory in bytes,
+	// pods), for placing the pods the drains evict: the nodes the caller adds, or those a NodePool
+	// launches (else taken from the pool's largest node, then blue's largest). Nil, with no green
+	// node in the snapshot and no NodePool, leaves green's room unassessed, which a finding says.
+	NodeAllocatable mesh.Resources
 }
 
 // BlueGreen replaces ztunnel by node pool, as the seed runbook does by hand: the running ztunnel
@@ -141,6 +148,9 @@ func (g BlueGreen) Settings() map[string]string {
 	if g.CordonAll {
 		out["cordon"] = "all"
 	}
+	if len(g.Capacity.NodeAllocatable) > 0 {
+		out["greenNodeAllocatable"] = g.Capacity.NodeAllocatable.Format()
+	}
 	if g.SkipProbe {
 		out["probe"] = "off"
 	}
@@ -160,8 +170,15 @@ func (g BlueGreen) Validate() error {
 		bad("green capacity: set NodePools or nodes to relabel, not both")
 	case g.Capacity.Nodes < 0:
 		bad("green capacity: %d nodes is negative", g.Capacity.Nodes)
+	case len(g.Capacity.NodeAllocatable) > 0 && len(g.Capacity.Relabel) > 0:
+		bad("green capacity: NodeAllocatable describes new green nodes; relabelled nodes keep their own allocatable, so leave it unset")
 	case g.ScaleDownNodePool != "" && steps.Contains(g.Capacity.NodePools, g.ScaleDownNodePool):
 		bad("NodePool %q brings the green nodes; it cannot also be scaled down at the end", g.ScaleDownNodePool)
+	}
+	for _, k := range slices.Sorted(maps.Keys(g.Capacity.NodeAllocatable)) {
+		if v := g.Capacity.NodeAllocatable[k]; v <= 0 {
+			bad("green capacity: NodeAllocatable %s is %d; give a positive amount or leave it out", k, v)
+		}
 	}
 	switch g.Jobs {
 	case "", JobsWait, JobsEvict:

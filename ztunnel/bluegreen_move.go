@@ -131,7 +131,8 @@ func (x *bg) moveWorkloads() {
 	if keepJobs {
 		x.b.JobsBeyondTimeout(ix, order, x.drainSeconds(), "BlueGreen.DrainTimeout", "BlueGreen.Jobs")
 	}
-	x.capacityReport(waves)
+	placed, added := x.placement(ix, waves, drains)
+	x.capacityReport(waves, placed, added)
 	before := []string{x.b.Last()}
 	for i, w := range waves {
 		wid := fmt.Sprintf("%sbatch/%d", x.base, i+1)
@@ -187,7 +188,10 @@ func (x *bg) keepJobs(st *plan.Step, ix *steps.Index, node string) {
 // capacityReport says how much of blue must fit on green before each wave: the pods of every blue
 // node drained so far. A wave cordons only its own nodes, so some evicted pods may land on blue nodes
 // a later wave drains again; with CordonAll they all land on green.
-func (x *bg) capacityReport(waves []wave) {
+//
+// placed is what the placement found of green's room ("" when it was not assessed), added the new
+// green nodes it needs.
+func (x *bg) capacityReport(waves []wave, placed string, added int) {
 	if len(waves) == 0 {
 		return
 	}
@@ -210,11 +214,18 @@ func (x *bg) capacityReport(waves []wave) {
 	}
 	msg := "green must take the pods of the blue nodes drained so far: " + strings.Join(said, ", ") +
 		" (" + strings.Join(parts, ", ") + "); " + x.capacitySource(total)
+	if placed != "" {
+		msg += "; " + placed
+	}
 	if !x.g.CordonAll {
 		msg += "; each wave cordons only its own nodes, so some evicted pods land on blue nodes a later wave drains again (CordonAll cordons every blue node first: then every evicted pod lands on green)"
 	}
+	details := map[string]string{"waves": strconv.Itoa(len(waves)), "nodes": strconv.Itoa(total), "byWave": strings.Join(need, ",")}
+	if placed != "" {
+		details["greenNodesAdded"] = strconv.Itoa(added)
+	}
 	x.b.Finding(plan.Finding{Code: plan.CodeBlueGreenCapacityNeeded, Severity: plan.Info, Object: x.blue.Ref(),
-		Details: map[string]string{"waves": strconv.Itoa(len(waves)), "nodes": strconv.Itoa(total), "byWave": strings.Join(need, ",")},
+		Details: details,
 		Message: msg,
 		Remedy:  "make sure green can grow that far (NodePool limits, node group sizes, quotas) before each wave; the health gate after each wave is the place to stop"})
 }

@@ -224,12 +224,12 @@ func nodeWaves(b *steps.Builder, s *mesh.Snapshot, z mesh.Ztunnel, opts UpgradeO
 	if steps.PlacementAssessed(s) {
 		var unplaced []steps.Unplaced
 		waves, rooms, unplaced = ix.PlaceWaves(s, order, batch)
-		b.UnplacedFindings(z.Ref(), unplaced, "NodeByNode.BatchSize")
+		b.UnplacedFindings(z.Ref(), unplaced, "until their wave ends, even with their node drained alone", func(w mesh.ObjectRef, needs string) string {
+			return fmt.Sprintf("make room before the run: add a node where %s may run with %s free, scale another workload down, or relax the constraint named; a smaller NodeByNode.BatchSize does not help", w, needs)
+		})
 	} else {
 		waves, rooms = ix.Waves(s, order, batch)
-		b.Finding(plan.Finding{Code: plan.CodePlacementNotAssessed, Severity: plan.Info, Object: z.Ref(), Component: z.Component(),
-			Message: "the snapshot does not say how much room the nodes have or what the evicted pods need (node allocatable, pods' requests and constraints), so waves keep a schedulable node per pool for the pods they evict but do not count capacity",
-			Remedy:  "observe the cluster again (observe.Live, or a dump made with the current DumpCommands) to have the waves planned against capacity"})
+		b.PlacementNotAssessed(z.Ref(), z.Component(), "")
 	}
 	roomFinding(b, z, batch, waves, rooms)
 	for i, nodes := range waves {

@@ -48,6 +48,10 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"--jobs", "kill"},
 		{"--green-nodepools", "general", "--relabel", "n1"},
 		{"--batch-size", "-1"},
+		{"--green-node-allocatable", "cpu"},
+		{"--green-node-allocatable", "cpu=lots"},
+		{"--green-node-allocatable", "cpu=0"},
+		{"--green-node-allocatable", "cpu=8", "--relabel", "ip-10-0-1-11.ec2.internal"},
 		{"-o", "xml"},
 		{"--target", "v1"},
 	} {
@@ -55,4 +59,24 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit %d (%v), want a usage error", args, cli.ExitCode(err), err)
 		}
 	}
+}
+
+func TestTheSizeOfTheNodesAddedCountsTheGreenNodesNeeded(t *testing.T) {
+	out, err := exec("--green-nodes", "1", "--green-node-allocatable", "cpu=8,memory=32Gi,pods=58", "--waive", "PDB_BLOCKS_DRAIN", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Findings {
+		if f.Code == plan.CodeBlueGreenCapacityNeeded {
+			if f.Details["greenNodesAdded"] == "" || !strings.Contains(f.Message, "as GreenCapacity.NodeAllocatable says") {
+				t.Errorf("the capacity finding does not count green nodes of the size given: %s %v", f.Message, f.Details)
+			}
+			return
+		}
+	}
+	t.Error("no BLUEGREEN_CAPACITY_NEEDED finding")
 }

@@ -224,7 +224,9 @@ func TestBlueGreenZtunnelOnTheDemoWorld(t *testing.T) {
 	})
 	t.Run("two nodes relabelled green, one at a time", func(t *testing.T) {
 		w := demoWorld(t)
-		p := blueGreenPlan(t, w, ztunnel.BlueGreen{BatchSize: 3, Capacity: ztunnel.GreenCapacity{Relabel: []string{"ip-10-0-2-25.ec2.internal", "ip-10-0-2-26.ec2.internal"}}})
+		// Two general nodes: the batch nodes are tainted dedicated=batch, so relabelling them would leave
+		// the general pods no green node (EVICTED_POD_FITS_NOWHERE).
+		p := blueGreenPlan(t, w, ztunnel.BlueGreen{BatchSize: 3, Capacity: ztunnel.GreenCapacity{Relabel: []string{"ip-10-0-1-17.ec2.internal", "ip-10-0-1-18.ec2.internal"}}})
 		if v := blueGreenRun(t, w, p, 0, 0); len(v) > 0 {
 			t.Errorf("%d invariant violations, first: %v", len(v), v[:min(5, len(v))])
 		}

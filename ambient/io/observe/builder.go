@@ -255,6 +255,7 @@ func (b *builder) addNode(n *corev1.Node) {
 		Unschedulable:  n.Spec.Unschedulable,
 		KubeletVersion: n.Status.NodeInfo.KubeletVersion,
 		Allocatable:    resources(n.Status.Allocatable),
+		Capacity:       resources(n.Status.Capacity),
 	}
 	for _, l := range mesh.PoolLabels {
 		if v := n.Labels[l]; v != "" {

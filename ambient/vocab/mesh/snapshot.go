@@ -692,6 +692,8 @@ type Node struct {
 	// ("pods" counts them).
 	Allocatable Resources `json:"allocatable,omitempty"`
 	Requested   Resources `json:"requested,omitempty"`
+	// Capacity is status.capacity: what Karpenter counts against a NodePool's limits.
+	Capacity Resources `json:"capacity,omitempty"`
 }
 
 // PoolLabels are the node labels that name a node pool, in the order they are tried.
@@ -908,6 +910,12 @@ type NodePool struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Limits are spec.limits ("cpu": "1000"); a limit of 0 stops the pool from launching nodes.
 	Limits map[string]string `json:"limits,omitempty"`
+	// Limit is Limits in Resources' units (nil when none parses). Karpenter launches no node once
+	// the capacity of the pool's nodes exceeds it (kubernetes-sigs/karpenter@v1.8: pkg/apis/v1/
+	// nodepool.go, Limits.ExceededBy over status.resources, the sum of its nodes' capacity).
+	Limit Resources `json:"limit,omitempty"`
+	// Taints are spec.template.spec.taints: a pod that does not tolerate them is not launched for.
+	Taints []Taint `json:"taints,omitempty"`
 }
 
 // NodePool returns the Karpenter NodePool with the name.

@@ -20,8 +20,14 @@ const (
 	// blue nodes its ambient pods run on; one finding per DaemonSet.
 	CodeBlueGreenDaemonSetOnBlue Code = "BLUEGREEN_DAEMONSET_ON_BLUE"
 	// CodeBlueGreenCapacityNeeded details: waves, nodes (blue nodes drained in all), byWave (comma-separated:
-	// the blue nodes drained once each wave is done). Object is the blue DaemonSet.
+	// the blue nodes drained once each wave is done), greenNodesAdded (when the evicted pods were placed:
+	// the new green nodes they need in all). Object is the blue DaemonSet.
 	CodeBlueGreenCapacityNeeded Code = "BLUEGREEN_CAPACITY_NEEDED"
+	// CodeBlueGreenPodPinnedToBlue details: pods (how many), pod (the first), node (its blue node),
+	// why (what pins it: "node selector or affinity names its node", "volume data-db-0 is bound to
+	// its node", "local volume data-db-0"). Object is the workload, Related the blue DaemonSet. No
+	// green node can ever take the pod, so its drain leaves it Pending for good.
+	CodeBlueGreenPodPinnedToBlue Code = "BLUEGREEN_POD_PINNED_TO_BLUE"
 	// CodeBlueGreenPriorityClassQuota: Object is green's namespace.
 	CodeBlueGreenPriorityClassQuota Code = "BLUEGREEN_PRIORITY_CLASS_QUOTA"
 )
@@ -40,6 +46,7 @@ func init() {
 		CodeBlueGreenNodePoolNotGreen:       "a Karpenter NodePool keeps launching nodes that run the old ztunnel while workloads move",
 		CodeBlueGreenDaemonSetOnBlue:        "an ambient DaemonSet's pods stay on the old ztunnel's nodes through their drains; the nodes must go before the old ztunnel does",
 		CodeBlueGreenCapacityNeeded:         "how many old nodes' worth of pods the new ztunnel's nodes must take by each wave",
+		CodeBlueGreenPodPinnedToBlue:        "a pod that must move off the old ztunnel's nodes can run on no new node: its node selector, affinity or volume holds it to its old node",
 		CodeBlueGreenPriorityClassQuota:     "the new ztunnel's system-node-critical pods run outside kube-system, which some platforms admit only under a ResourceQuota",
 	} {
 		codeHelp[c] = help

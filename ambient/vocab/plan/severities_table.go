@@ -9,6 +9,7 @@ var codeSeverities = map[Code]severities{
 	CodeHelmReleaseNotDeployed:            {Blocking},
 	CodeAmbientNodeWithoutReadyZtunnel:    {Blocking},
 	CodeBlueGreenNamespaceNotDiscovered:   {Blocking},
+	CodeBlueGreenPodPinnedToBlue:          {Blocking},
 	CodeCNIAheadOfControlPlane:            {Blocking},
 	CodeCNIAmbientDisabled:                {Blocking},
 	CodeCNIBinDirWrongForPlatform:         {Blocking},

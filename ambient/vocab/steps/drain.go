@@ -50,6 +50,9 @@ type DrainNode struct {
 	MayHold []string
 	// Expect is what the drain is expected to evict, for the runbook's time estimate.
 	Expect *plan.DrainExpect
+	// KeepJobs is true when the drain waits for Jobs' pods to finish rather than evicting them: the
+	// placement does not put them anywhere again.
+	KeepJobs bool
 }
 
 // DrainOrder returns the nodes in the order to drain them: nodes no budget blocks first, then fewer

@@ -87,8 +87,9 @@ type pnode struct {
 	n    *mesh.Node
 	free mesh.Resources
 	pods []*ppod
-	// inWave is true for a node the wave being filled cordons and drains.
-	inWave bool
+	// inWave is true for a node the wave being filled cordons and drains; cordoned for one a
+	// wave before (or the plan's start) cordoned and left so.
+	inWave, cordoned bool
 }
 
 type ppod struct {
@@ -127,11 +128,12 @@ func newPlacer(s *mesh.Snapshot) *placer {
 	return pl
 }
 
-// evicted returns the pods on the node that move when it is drained, in workload then pod order.
-func (pn *pnode) evicted() []*ppod {
+// evicted returns the pods on the node that move when it is drained, in workload then pod order;
+// with keepJobs the Jobs' pods finish where they are.
+func (pn *pnode) evicted(keepJobs bool) []*ppod {
 	var out []*ppod
 	for _, p := range pn.pods {
-		if p.w.Moves() {
+		if p.w.Moves() && (!keepJobs || p.w.Kind != "Job" && p.w.Kind != "CronJob") {
 			out = append(out, p)
 		}
 	}
@@ -224,7 +226,7 @@ func (pl *placer) refuses(p *ppod, c *pnode) string {
 		return "not Ready"
 	case c.inWave || p.node == c:
 		return "drained by the wave"
-	case c.n.Unschedulable && !tolerates(sc.Tolerations, mesh.Taint{Key: "node.kubernetes.io/unschedulable", Effect: "NoSchedule"}):
+	case (c.n.Unschedulable || c.cordoned) && !tolerates(sc.Tolerations, mesh.Taint{Key: "node.kubernetes.io/unschedulable", Effect: "NoSchedule"}):
 		return "cordoned"
 	}
 	for _, t := range c.n.Taints {
@@ -416,7 +418,7 @@ func (ix *Index) PlaceWaves(s *mesh.Snapshot, order []DrainNode, batch int) ([][
 			pn.inWave = true
 			var moved []*ppod
 			if d.Ambient {
-				moved = pn.evicted()
+				moved = pn.evicted(d.KeepJobs)
 			}
 			var missed []Unplaced
 			var missedPods []*ppod
@@ -472,11 +474,11 @@ func (ix *Index) PlaceWaves(s *mesh.Snapshot, order []DrainNode, batch int) ([][
 }
 
 // UnplacedFindings raises EVICTED_POD_FITS_NOWHERE (waivable) once per workload whose evicted pods
-// PlaceWaves could put on no node, naming each pod, the node it leaves, what it needs and why every
-// node refused it. object is the component whose plan drains the nodes; option names the caller's
-// batch size option (a smaller batch does not help: such a pod fits nowhere even with its node
-// drained alone).
-func (b *Builder) UnplacedFindings(object mesh.ObjectRef, unplaced []Unplaced, option string) {
+// PlaceWaves or PlaceSequence could put on no node, naming each pod, the node it leaves, what it
+// needs and why every node refused it. object is the component whose plan drains the nodes; within
+// says when the pods stay Pending ("until their wave ends"); remedy writes what makes room for the
+// workload's pods, given what one of them needs.
+func (b *Builder) UnplacedFindings(object mesh.ObjectRef, unplaced []Unplaced, within string, remedy func(w mesh.ObjectRef, needs string) string) {
 	byW := map[mesh.ObjectRef][]Unplaced{}
 	var order []mesh.ObjectRef
 	for _, u := range unplaced {
@@ -494,9 +496,23 @@ func (b *Builder) UnplacedFindings(object mesh.ObjectRef, unplaced []Unplaced, o
 		}
 		u := us[0]
 		b.Finding(plan.Finding{Code: plan.CodeEvictedPodFitsNowhere, Severity: plan.Waivable, Object: w, Related: []mesh.ObjectRef{object},
-			Message: fmt.Sprintf("%d pod(s) of %s that the drains evict fit on no node left schedulable, even with their node drained alone, and would stay Pending until their wave ends: %s",
-				len(us), w, strings.Join(pods, "; ")),
-			Remedy:  fmt.Sprintf("make room before the run: add a node where %s may run with %s free, scale another workload down, or relax the constraint named; a smaller %s does not help", w, u.Requests.Format(), option),
+			Message: fmt.Sprintf("%d pod(s) of %s that the drains evict fit on no node left schedulable and would stay Pending %s: %s",
+				len(us), w, within, strings.Join(pods, "; ")),
+			Remedy:  remedy(w, u.Requests.Format()),
 			Details: map[string]string{"pods": strconv.Itoa(len(us)), "pod": u.Pod, "from": u.From, "requests": u.Requests.Format(), "why": u.Reasons()}})
 	}
+}
+
+// PlacementNotAssessed raises PLACEMENT_NOT_ASSESSED (info) for the component whose plan drains
+// nodes: why says what the placement lacked; "" says the snapshot lacks node capacity and pods'
+// requests (PlacementAssessed is false).
+func (b *Builder) PlacementNotAssessed(object mesh.ObjectRef, component, why string) {
+	f := plan.Finding{Code: plan.CodePlacementNotAssessed, Severity: plan.Info, Object: object, Component: component,
+		Message: "the snapshot does not say how much room the nodes have or what the evicted pods need (node allocatable, pods' requests and constraints), so waves keep a schedulable node per pool for the pods they evict but do not count capacity",
+		Remedy:  "observe the cluster again (observe.Live, or a dump made with the current DumpCommands) to have the waves planned against capacity"}
+	if why != "" {
+		f.Message = why + "; the waves are not planned against capacity"
+		f.Remedy = "say what green nodes offer (GreenCapacity.NodeAllocatable), or add green nodes before observing"
+	}
+	b.Finding(f)
 }

@@ -202,7 +202,7 @@ func TestPlacementNeverOvercommitsANodeAndAccountsForEveryEvictedPod(t *testing.
 				in = append(in, pn)
 			}
 			for _, pn := range in {
-				for _, p := range pn.evicted() {
+				for _, p := range pn.evicted(false) {
 					if _, ok := pl.place(p); !ok {
 						if !named[p.place.Name] && len(w) > 1 {
 							t.Fatalf("seed %d: wave %d of %d nodes leaves %s without a node, and no finding names it", seed, i+1, len(w), p.place.Name)

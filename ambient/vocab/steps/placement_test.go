@@ -187,40 +187,126 @@ func TestPlacementNeverOvercommitsANodeAndAccountsForEveryEvictedPod(t *testing.
 		if total != len(s.Nodes) {
 			t.Fatalf("seed %d: %d nodes in the waves, want %d", seed, total, len(s.Nodes))
 		}
-		// Replay the waves with a fresh placer: each wave's pods must be placed (or be the unplaced
-		// of a wave of one), and no node may go below nothing free.
-		pl := newPlacer(s)
-		named := map[string]bool{}
-		for _, u := range unplaced {
-			named[u.Pod] = true
-		}
-		for i, w := range waves {
-			var in []*pnode
-			for _, d := range w {
-				pn := pl.byName[d.Node.Name]
-				pn.inWave = true
+		replayWaves(t, fmt.Sprintf("seed %d", seed), s, waves, unplaced, true)
+	}
+}
+
+// replayWaves plays the waves again with a fresh placer, with no trial to undo: every pod a wave
+// evicts must be placed, or be named in unplaced, and no node may go below nothing free. With
+// reopen (node by node, as PlaceWaves plans) each node of a wave is cordoned and its pods placed in
+// turn, only the wave's first node (alone in it when it joined) may leave a pod unplaced, and the
+// wave's nodes take pods again after
+// it, the Pending ones first. Without (blue-green, as PlaceSequence plans) a wave's nodes are
+// cordoned together and stay so, and growth adds nodes.
+func replayWaves(t *testing.T, name string, s *mesh.Snapshot, waves [][]DrainNode, unplaced []Unplaced, reopen bool, growth ...Growth) {
+	t.Helper()
+	pl := newPlacer(s)
+	named := map[string]bool{}
+	for _, u := range unplaced {
+		named[u.Workload.String()+"/"+u.Pod] = true
+	}
+	spent := make([]mesh.Resources, len(growth))
+	added := make([]int, len(growth))
+	var stranded []*ppod
+	for i, w := range waves {
+		var in []*pnode
+		mark := func(d DrainNode) {
+			if pn := pl.byName[d.Node.Name]; pn != nil {
+				pn.inWave, pn.cordoned = true, true
 				in = append(in, pn)
 			}
-			for _, pn := range in {
-				for _, p := range pn.evicted(false) {
-					if _, ok := pl.place(p); !ok {
-						if !named[p.place.Name] && len(w) > 1 {
-							t.Fatalf("seed %d: wave %d of %d nodes leaves %s without a node, and no finding names it", seed, i+1, len(w), p.place.Name)
-						}
-						pl.apply(p, p.node, nil)
-					}
+		}
+		if !reopen {
+			for _, d := range w {
+				mark(d)
+			}
+		}
+		for j, d := range w {
+			if reopen {
+				mark(d)
+			}
+			pn := pl.byName[d.Node.Name]
+			if pn == nil || !d.Ambient {
+				continue
+			}
+			for _, p := range pn.evicted(d.KeepJobs) {
+				u, ok := pl.place(p)
+				for g := 0; !ok && g < len(growth); g++ {
+					ok = pl.grow(p, &growth[g], &spent[g], &added[g], u.Why)
 				}
+				if ok {
+					continue
+				}
+				if !named[p.w.Ref().String()+"/"+p.place.Name] || (reopen && j > 0) {
+					t.Fatalf("%s: wave %d of %d nodes leaves %s of %s from its node %d without a node (%s); only the pods of a wave's first node, alone in it when it joined, may be left, each named by a finding",
+						name, i+1, len(w), p.place.Name, p.w.Ref(), j+1, u.Reasons())
+				}
+				pl.apply(p, p.node, nil)
+				stranded = append(stranded, p)
 			}
-			for _, pn := range in {
-				pn.inWave = false
+		}
+		for _, pn := range in {
+			pn.inWave = false
+			pn.cordoned = !reopen
+		}
+		var still []*ppod
+		for _, p := range stranded {
+			if _, ok := pl.place(p); !ok {
+				still = append(still, p)
 			}
-			for _, pn := range pl.nodes {
-				for k, v := range pn.free {
-					if v < 0 {
-						t.Fatalf("seed %d: wave %d leaves %s with %d %s free", seed, i+1, pn.n.Name, v, k)
-					}
+		}
+		stranded = still
+		for _, pn := range pl.nodes {
+			for k, v := range pn.free {
+				if v < 0 {
+					t.Fatalf("%s: wave %d leaves %s with %d %s free", name, i+1, pn.n.Name, v, k)
 				}
 			}
 		}
+	}
+}
+
+// TestBlueGreenPlacementNeverOvercommitsAndNamesEveryPodLeftPending: over generated fleets whose
+// nodes drain for good, with green capacity of a random budget, every pod left without a node is
+// named, and no node, new ones included, is overcommitted.
+func TestBlueGreenPlacementNeverOvercommitsAndNamesEveryPodLeftPending(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		nodes := map[string]int64{}
+		n := 2 + r.IntN(8)
+		for i := range n {
+			nodes[fmt.Sprintf("n%02d", i)] = []int64{2000, 8000}[r.IntN(2)]
+		}
+		var pods []fleetPod
+		used := map[string]int64{}
+		for w := range 1 + r.IntN(8) {
+			cpu := []int64{100, 500, 1500, 3000}[r.IntN(4)]
+			for range 1 + r.IntN(4) {
+				node := fmt.Sprintf("n%02d", r.IntN(n))
+				if used[node]+cpu <= nodes[node] {
+					used[node] += cpu
+					pods = append(pods, fleetPod{fmt.Sprintf("Deployment shop/w%d", w), node, cpu})
+				}
+			}
+		}
+		s := fleet(nodes, nil, pods, nil)
+		batch := 1 + r.IntN(3)
+		var waves [][]DrainNode
+		var seq []SequenceWave
+		for i, d := range drainAll(s) {
+			if i%batch == 0 {
+				waves = append(waves, nil)
+				seq = append(seq, SequenceWave{})
+			}
+			waves[len(waves)-1] = append(waves[len(waves)-1], d)
+			seq[len(seq)-1].Nodes = append(seq[len(seq)-1].Nodes, d)
+		}
+		g := Growth{Source: "green", Shape: mesh.Node{Name: "green", Allocatable: mesh.Resources{"cpu": 4000, "pods": 110}, Labels: map[string]string{}},
+			Budget: mesh.Resources{"cpu": int64(r.IntN(5)) * 4000}}
+		got := NewIndex(s).PlaceSequence(s, nil, seq, []Growth{g})
+		if last := got.Added[0][len(got.Added[0])-1]; int64(last)*4000 > g.Budget["cpu"] {
+			t.Fatalf("seed %d: %d green nodes added, beyond a budget of %d cpu", seed, last, g.Budget["cpu"])
+		}
+		replayWaves(t, fmt.Sprintf("seed %d", seed), s, waves, got.Unplaced, false, g)
 	}
 }

@@ -318,6 +318,9 @@ func (e *engine) drainWaits(ctx context.Context, r *run, st *plan.Step, rec *Ste
 	r.view = drainHold(e.clock.Now(), ds, pdbNames, done, total)
 	wait := time.Duration(0)
 	if len(ds.blocked) > 0 {
+		if err := e.drainStuck(ctx, r, d.Node, pdbNames); err != nil {
+			return outcome{}, err
+		}
 		progress += fmt.Sprintf(", %d waiting on %s", len(ds.blocked), strings.Join(pdbs, ", "))
 		n := r.backoff[st.ID]
 		r.backoff[st.ID] = n + 1
@@ -327,6 +330,7 @@ func (e *engine) drainWaits(ctx context.Context, r *run, st *plan.Step, rec *Ste
 		e.emit(ev)
 	} else {
 		delete(r.backoff, st.ID)
+		clear(r.stuckSince)
 		if len(ds.evicted) > 0 && len(ds.terminating) == 0 && len(ds.failed) == 0 {
 			wait = time.Nanosecond // evictions went through: look again at once for the pods to go
 		}

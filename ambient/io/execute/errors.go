@@ -25,6 +25,10 @@ var (
 	ErrVerification = errors.New("verification failed")
 	// ErrTimeout means a drain or a wait did not finish within its timeout.
 	ErrTimeout = errors.New("timed out")
+	// ErrDrainStuck means a drain stopped before its timeout because it cannot progress: a budget
+	// refusing it waits for a pod the scheduler places nowhere, or allows no eviction with all its
+	// pods ready (Options.StallAfter). The journal resumes the drain once room is made.
+	ErrDrainStuck = errors.New("drain cannot progress")
 	// ErrJournalMismatch means the journal belongs to another plan: a plan can only resume its own.
 	ErrJournalMismatch = errors.New("journal belongs to another plan")
 	// ErrNoBackup means a deletion's backup is missing or does not read back equal.

@@ -94,6 +94,13 @@ type Options struct {
 	MaxNodesAtOnce int
 	// DefaultDrainTimeout bounds a drain whose step gives no timeout; 0 means 10 minutes.
 	DefaultDrainTimeout time.Duration
+	// StallAfter is how long a drain that budgets refuse may see no way forward before it stops with
+	// ErrDrainStuck, well before its timeout: a pod of the refusing budget unschedulable that long,
+	// or the budget allowing no eviction with all its pods ready on every pass that long. 0 means
+	// DefaultStallAfter (2 minutes: Karpenter or an autoscaler may bring a node for an unschedulable
+	// pod meanwhile); below 0 turns the guard off, and the drain waits for its timeout. A budget's
+	// passes are counted within one Apply; Step calls judge the unschedulable pod only.
+	StallAfter time.Duration
 	// VerifyTimeout bounds a step's verification, a restart's rollouts and waits without their own
 	// timeout; 0 means 10 minutes.
 	VerifyTimeout time.Duration
@@ -151,6 +158,9 @@ func (o *Options) defaults(c client.Client) error {
 	}
 	if o.DefaultDrainTimeout <= 0 {
 		o.DefaultDrainTimeout = DefaultDrainTimeout
+	}
+	if o.StallAfter == 0 {
+		o.StallAfter = DefaultStallAfter
 	}
 	if o.VerifyTimeout <= 0 {
 		o.VerifyTimeout = DefaultVerifyTimeout

@@ -63,6 +63,9 @@ type run struct {
 	// PDB-blocked drain passes per step.
 	picked  map[string]bool
 	backoff map[string]int
+	// stuckSince is when a drain's pass first saw each budget ("namespace/name") allow no eviction
+	// with all its pods ready (drainStuck).
+	stuckSince map[string]time.Time
 	// justSaw is what the current unit's action read or was answered, for its own postconditions.
 	justSaw unitView
 	// nodePods is what the last pass of a drain that finished in the current unit listed on its
@@ -114,7 +117,7 @@ func newRun(p *plan.Plan, hash string, dry bool) *run {
 // lane returns a new lane of the run, for the unit of node ("" for the main lane).
 func (s *runShared) lane(node string) *run {
 	return &run{runShared: s, node: node, recs: map[string]*StepRecord{}, touched: map[string]bool{},
-		picked: map[string]bool{}, backoff: map[string]int{}}
+		picked: map[string]bool{}, backoff: map[string]int{}, stuckSince: map[string]time.Time{}}
 }
 
 // saw remembers the node an action of st was answered with.

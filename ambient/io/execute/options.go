@@ -99,7 +99,9 @@ type Options struct {
 	// or the budget allowing no eviction with all its pods ready on every pass that long. 0 means
 	// DefaultStallAfter (2 minutes: Karpenter or an autoscaler may bring a node for an unschedulable
 	// pod meanwhile); below 0 turns the guard off, and the drain waits for its timeout. A budget's
-	// passes are counted within one Apply; Step calls judge the unschedulable pod only.
+	// passes are counted within one Apply; Step calls judge the unschedulable pod only. It is judged
+	// on the drain's passes: one held by a budget looks again when the budget allows an eviction, or
+	// every 30 seconds.
 	StallAfter time.Duration
 	// VerifyTimeout bounds a step's verification, a restart's rollouts and waits without their own
 	// timeout; 0 means 10 minutes.

@@ -81,6 +81,9 @@ type placer struct {
 	nodes  []*pnode
 	byName map[string]*pnode
 	log    []move
+	// anti is true when some workload has required pod anti-affinity: only then may a pod already
+	// on a node refuse a newcomer, which costs a look at every placed pod.
+	anti bool
 }
 
 type pnode struct {
@@ -119,6 +122,9 @@ func newPlacer(s *mesh.Snapshot) *placer {
 	sort.Slice(pl.nodes, func(i, j int) bool { return pl.nodes[i].n.Name < pl.nodes[j].n.Name })
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
+		if w.Scheduling != nil && len(w.Scheduling.AntiAffinity) > 0 {
+			pl.anti = true
+		}
 		for j := range w.Placed {
 			if pn := pl.byName[w.Placed[j].Node]; pn != nil {
 				pn.pods = append(pn.pods, &ppod{w: w, place: &w.Placed[j], node: pn})
@@ -312,6 +318,9 @@ func (pl *placer) affinityRefuses(p *ppod, c *pnode) string {
 		}
 	}
 	for _, n := range pl.nodes {
+		if !pl.anti {
+			break
+		}
 		for _, q := range n.pods {
 			if q == p || q.w.Scheduling == nil {
 				continue

@@ -44,6 +44,18 @@ func (r Resources) Short(free Resources) []string {
 	return out
 }
 
+// FirstShort returns the first resource by name of r that free lacks (as Short, without building
+// the list: it is called once per pod and node when placing), "" when free has room for all of r.
+func (r Resources) FirstShort(free Resources) string {
+	first := ""
+	for k, v := range r {
+		if v > 0 && v > free[k] && (first == "" || k < first) {
+			first = k
+		}
+	}
+	return first
+}
+
 // Format writes the amounts as "cpu 250m, memory 512Mi", names sorted, zero amounts left out.
 func (r Resources) Format() string {
 	var parts []string

@@ -84,6 +84,8 @@ type placer struct {
 	// anti is true when some workload has required pod anti-affinity: only then may a pod already
 	// on a node refuse a newcomer, which costs a look at every placed pod.
 	anti bool
+	// next is the node the next search starts from, as the scheduler's nextStartNodeIndex.
+	next int
 }
 
 type pnode struct {
@@ -174,32 +176,62 @@ func (pl *placer) apply(p *ppod, from, to *pnode) {
 	p.node = to
 }
 
-// mark is a point of the log to undo to.
-func (pl *placer) mark() int { return len(pl.log) }
+// mark is a point of the log to undo to, and where the search started then.
+type mark struct{ log, next int }
+
+func (pl *placer) mark() mark { return mark{len(pl.log), pl.next} }
 
 // undo reverses every move after the mark.
-func (pl *placer) undo(m int) {
-	for i := len(pl.log) - 1; i >= m; i-- {
+func (pl *placer) undo(m mark) {
+	for i := len(pl.log) - 1; i >= m.log; i-- {
 		mv := pl.log[i]
 		pl.apply(mv.p, mv.to, mv.from)
 	}
-	pl.log = pl.log[:m]
+	pl.log, pl.next = pl.log[:m.log], m.next
 }
 
-// place puts the pod on the open node with the most room, or leaves it Pending and says why every
-// node refused it.
+// feasibleToFind is how many nodes that pass the filters the search looks at before it picks the
+// one with most room, as the scheduler bounds it in a large cluster (k8s.io/kubernetes@v1.37.2
+// pkg/scheduler/schedule_one.go, numFeasibleNodesToFind with percentageOfNodesToScore unset: every
+// node below 100, else 50% less 1% per 125 nodes, at least 5% and 100 nodes). It keeps planning a
+// large fleet from growing with nodes × pods, and changes only which feasible node is picked.
+func feasibleToFind(nodes int) int {
+	if nodes < 100 {
+		return nodes
+	}
+	pct := max(50-nodes/125, 5)
+	return max(nodes*pct/100, 100)
+}
+
+// place puts the pod on the open node with the most room of the first feasibleToFind nodes that
+// pass the filters, searching from where the last search stopped as the scheduler does
+// (schedule_one.go, findNodesThatPassFilters from nextStartNodeIndex), or leaves it Pending and
+// says why every node refused it.
 func (pl *placer) place(p *ppod) (Unplaced, bool) {
 	var best *pnode
 	var bestScore int64 = -1
-	why := map[string]int{}
-	for _, c := range pl.nodes {
+	var why map[string]int
+	n := len(pl.nodes)
+	want, found, seen := feasibleToFind(n), 0, 0
+	for ; seen < n && found < want; seen++ {
+		c := pl.nodes[(pl.next+seen)%n]
 		if r := pl.refuses(p, c); r != "" {
+			if why == nil {
+				why = map[string]int{}
+			}
 			why[r]++
 			continue
 		}
+		found++
 		if s := room(c, p.w.Scheduling.Requests); s > bestScore {
 			best, bestScore = c, s
 		}
+	}
+	if n > 0 {
+		pl.next = (pl.next + seen) % n
+	}
+	if best == nil && why == nil {
+		why = map[string]int{}
 	}
 	if best == nil {
 		return Unplaced{Workload: p.w.Ref(), Pod: p.place.Name, Requests: p.w.Scheduling.Requests, Why: why}, false
@@ -248,8 +280,8 @@ func (pl *placer) refuses(p *ppod, c *pnode) string {
 			return "volume " + v.Claim
 		}
 	}
-	if short := sc.Requests.Short(c.free); len(short) > 0 {
-		return short[0]
+	if short := sc.Requests.FirstShort(c.free); short != "" {
+		return short
 	}
 	if len(sc.HostPorts) > 0 {
 		for _, q := range c.pods {

@@ -49,7 +49,7 @@ func TestDrainStopsWhenItCannotProgress(t *testing.T) {
 	if h.Cluster.Provider() != cluster.ProviderKwok {
 		failCannotRun(t, "TestDrainStopsWhenItCannotProgress adds a kwok node; the cluster is "+h.Cluster.Provider())
 	}
-	const timeout = 300 // seconds: the drain's own bound, which the guard must beat by far
+	const timeout = 300                // seconds: the drain's own bound, which the guard must beat by far
 	var journal *execute.MemoryJournal // one per plan: the resumed Apply reads what the stopped one wrote
 	executor := func(t *testing.T) *execute.Executor {
 		snap := &mesh.Snapshot{}

@@ -3,13 +3,13 @@ package execute
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,18 +43,17 @@ func (e *engine) drainStuck(ctx context.Context, r *run, node string, pdbNames [
 	stuck := false
 	for _, n := range pdbNames {
 		ns, name, _ := strings.Cut(n, "/")
-		var b policyv1.PodDisruptionBudget
-		err := e.retry(ctx, "get PodDisruptionBudget "+n, func(ctx context.Context) error {
-			return e.c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &b)
-		})
-		switch {
-		case apierrors.IsNotFound(err):
-			continue
-		case err != nil:
+		// A LIST of the namespace's budgets, not a GET: the drain's derived permissions hold the LIST
+		// (plan/rbac kinds.go, KindDrain), which the refused evictions already need.
+		var list policyv1.PodDisruptionBudgetList
+		if err := e.list(ctx, "PodDisruptionBudgets in "+ns, &list, client.InNamespace(ns)); err != nil {
 			return fmt.Errorf("read PodDisruptionBudget %s that holds the drain of node %s: %w", n, node, err)
-		case b.Spec.Selector == nil:
+		}
+		i := slices.IndexFunc(list.Items, func(b policyv1.PodDisruptionBudget) bool { return b.Name == name })
+		if i < 0 || list.Items[i].Spec.Selector == nil {
 			continue
 		}
+		b := list.Items[i]
 		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
 		if err != nil {
 			continue

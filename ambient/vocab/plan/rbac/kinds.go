@@ -102,7 +102,8 @@ var kindNeeds = map[plan.Kind]kindNeed{
 	},
 	plan.KindDrain: {
 		// action_drain.go: one LIST of the node's pods in every namespace (field selector spec.nodeName),
-		// an eviction per pod, one LIST of the budgets when evictions are refused, one LIST of the
+		// an eviction per pod, one LIST of the budgets when evictions are refused (and, for the stall
+		// guard, of the refusing budget's namespace, with a LIST of its pods), one LIST of the
 		// namespaces for ambient-only drains, and a GET of the node once the drain timed out (is it gone?).
 		needs: func(s *plan.Step, dry bool, n need) {
 			d := s.Drain
